@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+// The backend axis: where and how the arithmetic on a state runs. A backend is a class with
+// static member functions; BackendFor<B, S> checks it for a state type S. One pass over memory
+// per call: the stepper's stage sums are a single fused linear_combination each.
+//
+//   B::linear_combination(out, c, x)   out = sum_n c[n] * (*x[n])      (c: std::array<T, N>,
+//                                      x: std::array<const S*, N>; out may alias any x[n])
+//   B::fill(out, v)                    every scalar of out = v
+//   B::norm_inf(x)                     max_i |x_i|, NaN if any x_i is NaN
+//   B::scaled_rms(e, y0, y1, atol, rtol)
+//                                      sqrt(mean_i (e_i / (atol + rtol max(|y0_i|, |y1_i|)))^2),
+//                                      the error norm of adaptive stepping (Hairer, Norsett & Wanner)
+//   B::all_finite(x)                   no NaN or Inf in x
+//
+// The default backend of a state comes from state_traits<S>::default_backend.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <ranges>
+#include <type_traits>
+#include <tuple>
+#include <utility>
+
+#include <posenc/core/state_traits.hpp>
+
+namespace posenc {
+
+template <class B, class S>
+concept BackendFor = StateSpace<S> && requires(S& out, const S& a, state_value_t<S> c) {
+  B::linear_combination(out, std::array<state_value_t<S>, 2>{c, c}, std::array<const S*, 2>{&a, &a});
+  B::fill(out, c);
+  { B::norm_inf(a) } -> std::convertible_to<state_value_t<S>>;
+  { B::scaled_rms(a, a, a, c, c) } -> std::convertible_to<state_value_t<S>>;
+  { B::all_finite(a) } -> std::convertible_to<bool>;
+};
+
+namespace detail {
+/// Contiguous storage of floating-point scalars (std::vector, std::array, ...).
+template <class S>
+concept contiguous_float_range =
+    std::ranges::contiguous_range<S> && std::ranges::sized_range<S> &&
+    std::floating_point<std::remove_cvref_t<std::ranges::range_value_t<S>>>;
+
+template <class T>
+constexpr T nan_propagating_max(T m, T v) noexcept {
+  return (v > m || v != v) ? v : m;  // once NaN, stays NaN: NaN > x is false, NaN != NaN is true
+}
+}  // namespace detail
+
+namespace backend {
+
+/// Plain loops on the host, for scalars and contiguous ranges of scalars.
+struct serial {
+  template <std::floating_point T, std::size_t N>
+  static constexpr void linear_combination(T& out, const std::array<T, N>& c, const std::array<const T*, N>& x) noexcept {
+    T acc = c[0] * *x[0];
+    for (std::size_t n = 1; n < N; ++n) acc += c[n] * *x[n];
+    out = acc;
+  }
+
+  template <detail::contiguous_float_range S, class T, std::size_t N>
+  static void linear_combination(S& out, const std::array<T, N>& c, const std::array<const S*, N>& x) noexcept {
+    const std::size_t m = std::ranges::size(out);
+    auto* o = std::ranges::data(out);
+    std::array<const std::ranges::range_value_t<S>*, N> p{};
+    for (std::size_t n = 0; n < N; ++n) p[n] = std::ranges::data(*x[n]);
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      for (std::size_t i = 0; i < m; ++i) o[i] = ((c[J] * p[J][i]) + ...);
+    }(std::make_index_sequence<N>{});
+  }
+
+  template <std::floating_point T>
+  static constexpr void fill(T& out, T v) noexcept { out = v; }
+  template <detail::contiguous_float_range S, class T>
+  static void fill(S& out, T v) noexcept {
+    for (auto& o : out) o = v;
+  }
+
+  template <std::floating_point T>
+  static T norm_inf(const T& x) noexcept { return std::abs(x); }
+  template <detail::contiguous_float_range S>
+  static auto norm_inf(const S& x) noexcept {
+    std::remove_cvref_t<std::ranges::range_value_t<S>> m = 0;
+    for (const auto& v : x) m = detail::nan_propagating_max(m, std::abs(v));
+    return m;
+  }
+
+  template <std::floating_point T>
+  static T scaled_rms(const T& e, const T& y0, const T& y1, T atol, T rtol) noexcept {
+    return std::abs(e) / (atol + rtol * std::max(std::abs(y0), std::abs(y1)));
+  }
+  template <detail::contiguous_float_range S, class T>
+  static T scaled_rms(const S& e, const S& y0, const S& y1, T atol, T rtol) noexcept {
+    const std::size_t m = std::ranges::size(e);
+    if (m == 0) return T(0);
+    const auto* pe = std::ranges::data(e);
+    const auto* p0 = std::ranges::data(y0);
+    const auto* p1 = std::ranges::data(y1);
+    T acc = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      const T s = atol + rtol * std::max(std::abs(p0[i]), std::abs(p1[i]));
+      const T r = pe[i] / s;
+      acc += r * r;
+    }
+    return std::sqrt(acc / static_cast<T>(m));
+  }
+
+  template <std::floating_point T>
+  static bool all_finite(const T& x) noexcept { return std::isfinite(x); }
+  template <detail::contiguous_float_range S>
+  static bool all_finite(const S& x) noexcept {
+    for (const auto& v : x)
+      if (!std::isfinite(v)) return false;
+    return true;
+  }
+};
+
+}  // namespace backend
+
+// ---- free functions: the public spelling of the backend operations ----------------------------
+
+/// out = c0*x0 + c1*x1 + ... (pairs of coefficient and state), one fused pass, with backend B.
+template <class B, class S, class... Rest>
+void linear_combination(S& out, Rest&&... pairs) {
+  static_assert(sizeof...(Rest) % 2 == 0 && sizeof...(Rest) > 0,
+                "posenc::linear_combination: pass (coefficient, state) pairs");
+  constexpr std::size_t N = sizeof...(Rest) / 2;
+  using T = state_value_t<S>;
+  std::array<T, N> c{};
+  std::array<const S*, N> x{};
+  auto args = std::forward_as_tuple(pairs...);
+  [&]<std::size_t... J>(std::index_sequence<J...>) {
+    ((c[J] = static_cast<T>(std::get<2 * J>(args)), x[J] = &std::get<2 * J + 1>(args)), ...);
+  }(std::make_index_sequence<N>{});
+  B::linear_combination(out, c, x);
+}
+
+}  // namespace posenc

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: MIT
+// One generic explicit Runge-Kutta engine for every tableau. The stepper owns its workspace
+// (stage derivatives, one stage input, the error vector): it allocates in resize_like() and
+// never inside step(). Stage sums are fused: each is one Backend::linear_combination pass over
+// memory, with the tableau's zero coefficients dropped at compile time.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include <posenc/core/backend.hpp>
+#include <posenc/core/error.hpp>
+#include <posenc/core/state_traits.hpp>
+#include <posenc/ode/tableau.hpp>
+
+namespace posenc::ode {
+
+/// The time type used with a state of scalar T: double, or long double for long double states.
+template <class T>
+using time_type_for = std::conditional_t<(sizeof(T) > sizeof(double)), T, double>;
+
+/// Call a right-hand side in either supported form: f(t, y, dydt) (in place, preferred) or
+/// dydt = f(t, y) (the result is assigned, so an expression-template proxy is evaluated).
+template <class F, class Time, class S>
+void call_rhs(F& f, Time t, const S& y, S& dydt) {
+  if constexpr (requires { f(t, y, dydt); }) {
+    f(t, y, dydt);
+  } else if constexpr (requires { dydt = f(t, y); }) {
+    dydt = f(t, y);
+  } else {
+    static_assert(sizeof(F) == 0, "posenc: the right-hand side must be callable as f(t, y, dydt) or dydt = f(t, y)");
+  }
+}
+
+namespace detail {
+template <std::size_t N>
+struct index_list {
+  std::array<std::size_t, N> index{};
+};
+
+/// Indices j of the non-zero entries of a coefficient row, known at compile time.
+template <auto Row, std::size_t Limit>
+constexpr auto nonzero_indices() {
+  constexpr std::size_t n = [] {
+    std::size_t k = 0;
+    for (std::size_t j = 0; j < Limit; ++j)
+      if (Row[j] != 0) ++k;
+    return k;
+  }();
+  index_list<n> r;
+  std::size_t k = 0;
+  for (std::size_t j = 0; j < Limit; ++j)
+    if (Row[j] != 0) r.index[k++] = j;
+  return r;
+}
+
+template <class Sch>
+constexpr auto error_weights() {
+  constexpr auto& t = Sch::coefficients;
+  std::array<long double, t.stages> e{};
+  for (std::size_t j = 0; j < t.stages; ++j) e[j] = t.b[j] - t.b_low[j];
+  return e;
+}
+}  // namespace detail
+
+/// The generic explicit Runge-Kutta stepper: scheme x state x backend.
+template <ExplicitScheme Scheme, StateSpace State, class Backend = default_backend_t<State>>
+  requires BackendFor<Backend, State>
+class explicit_rk {
+ public:
+  using scheme_type = Scheme;
+  using state_type = State;
+  using backend_type = Backend;
+  using value_type = state_value_t<State>;
+  using time_type = time_type_for<value_type>;
+  static constexpr std::size_t stages = stages_v<Scheme>;
+  static constexpr int order = Scheme::order;
+  static constexpr bool embedded = EmbeddedScheme<Scheme>;
+  static constexpr bool fsal = is_fsal<Scheme>();
+
+  explicit_rk() = default;
+  explicit explicit_rk(const State& like) { resize_like(like); }
+
+  /// Allocate the workspace for states shaped like `like` (the only allocation).
+  void resize_like(const State& like) {
+    for (auto& k : m_k) state_traits<State>::resize_like(k, like);
+    state_traits<State>::resize_like(m_tmp, like);
+    if constexpr (embedded) state_traits<State>::resize_like(m_err, like);
+    m_first_ready = false;
+  }
+
+  [[nodiscard]] bool fits(const State& y) const { return state_traits<State>::same_shape(m_tmp, y); }
+
+  /// One step of size h (negative for reverse time) from (t, y); y is replaced by y(t + h).
+  template <class Rhs>
+  void step(Rhs& f, time_type t, State& y, time_type h) {
+    compute_stages(f, t, y, h);
+    combine_solution(y, y, h);
+    if constexpr (fsal) finish_fsal(f, t, h, y);
+  }
+
+  /// One step of an embedded pair from (t, y0) into y1 (y1 must not alias y0). Returns the
+  /// scaled RMS norm of the error estimate (accept when <= 1).
+  template <class Rhs>
+    requires EmbeddedScheme<Scheme>
+  value_type step_with_error(Rhs& f, time_type t, const State& y0, State& y1, time_type h, value_type atol,
+                             value_type rtol) {
+    compute_stages(f, t, y0, h);
+    combine_solution(y1, y0, h);
+    if constexpr (fsal) evaluate_last_stage(f, t, h, y1);
+    combine_error(h);
+    return Backend::scaled_rms(m_err, y0, y1, atol, rtol);
+  }
+
+  /// After an accepted step of an FSAL scheme, the last stage is the next step's first.
+  void accept() noexcept {
+    if constexpr (fsal) {
+      using std::swap;
+      swap(m_k[0], m_k[stages - 1]);
+      m_first_ready = true;
+    } else {
+      m_first_ready = false;
+    }
+  }
+
+  /// After a rejected step: y is unchanged, so the first stage f(t, y) is kept for the retry.
+  void reject() noexcept { m_first_ready = true; }
+
+  /// Forget any cached first stage (call when y is changed between steps).
+  void reset() noexcept { m_first_ready = false; }
+
+  /// Dense output inside the last step [t, t + h]: out = y(t + theta h), theta in [0, 1].
+  /// Uses the scheme's continuous extension when it has one, else cubic Hermite interpolation
+  /// from y0, y1, f(t, y0) and f(t + h, y1) (the latter free for FSAL schemes).
+  template <class Rhs>
+  void dense_output(Rhs& f, time_type t, time_type h, value_type theta, const State& y0, const State& y1,
+                    State& out) {
+    if constexpr (SchemeWithDenseOutput<Scheme>) {
+      (void)f;
+      (void)t;
+      (void)y1;
+      dense_combination(out, y0, h, theta, std::make_index_sequence<stages>{});
+    } else {
+      const State* f1 = nullptr;
+      if constexpr (fsal) {
+        f1 = &m_k[stages - 1];
+      } else {
+        if (!m_have_f1) {
+          state_traits<State>::resize_like(m_f1, y1);
+          call_rhs(f, t + h, y1, m_f1);
+          ++m_nfev;
+          m_have_f1 = true;
+        }
+        f1 = &m_f1;
+      }
+      const value_type th = theta, th2 = th * th, th3 = th2 * th, hv = static_cast<value_type>(h);
+      const value_type h00 = 2 * th3 - 3 * th2 + 1, h10 = th3 - 2 * th2 + th, h01 = -2 * th3 + 3 * th2,
+                       h11 = th3 - th2;
+      Backend::linear_combination(out, std::array<value_type, 4>{h00, h10 * hv, h01, h11 * hv},
+                                  std::array<const State*, 4>{&y0, &m_k[0], &y1, f1});
+    }
+  }
+
+  /// Derivative f(t, y) at the start of the last step (stage 1).
+  [[nodiscard]] const State& first_stage() const noexcept { return m_k[0]; }
+  [[nodiscard]] std::size_t rhs_evaluations() const noexcept { return m_nfev; }
+  void reset_counters() noexcept { m_nfev = 0; }
+
+ private:
+  template <class Rhs>
+  void compute_stages(Rhs& f, time_type t, const State& y, time_type h) {
+    m_have_f1 = false;
+    if (!m_first_ready) {
+      call_rhs(f, t, y, m_k[0]);
+      ++m_nfev;
+    }
+    m_first_ready = false;
+    constexpr std::size_t last = fsal ? stages - 1 : stages;
+    [&]<std::size_t... I>(std::index_sequence<I...>) { (stage<I + 1>(f, t, y, h), ...); }(
+        std::make_index_sequence<(last > 0 ? last - 1 : 0)>{});
+  }
+
+  template <std::size_t I, class Rhs>
+  void stage(Rhs& f, time_type t, const State& y, time_type h) {
+    static constexpr auto row = Scheme::coefficients.a[I];
+    static constexpr auto terms = detail::nonzero_indices<row, I>();
+    const time_type ti = t + static_cast<time_type>(Scheme::coefficients.c[I]) * h;
+    if constexpr (terms.index.size() == 0) {
+      call_rhs(f, ti, y, m_k[I]);
+    } else {
+      combine_with_base(m_tmp, y, h, row, terms, std::make_index_sequence<terms.index.size()>{});
+      call_rhs(f, ti, m_tmp, m_k[I]);
+    }
+    ++m_nfev;
+  }
+
+  template <class Row, class Terms, std::size_t... J>
+  void combine_with_base(State& out, const State& base, time_type h, const Row& row, const Terms& terms,
+                         std::index_sequence<J...>) {
+    Backend::linear_combination(
+        out, std::array<value_type, sizeof...(J) + 1>{value_type(1), static_cast<value_type>(h * static_cast<time_type>(row[terms.index[J]]))...},
+        std::array<const State*, sizeof...(J) + 1>{&base, &m_k[terms.index[J]]...});
+  }
+
+  void combine_solution(State& out, const State& y, time_type h) {
+    static constexpr auto row = Scheme::coefficients.b;
+    static constexpr auto terms = detail::nonzero_indices<row, stages>();
+    combine_with_base(out, y, h, row, terms, std::make_index_sequence<terms.index.size()>{});
+  }
+
+  void combine_error(time_type h) {
+    static constexpr auto row = detail::error_weights<Scheme>();
+    static constexpr auto terms = detail::nonzero_indices<row, stages>();
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      Backend::linear_combination(
+          m_err, std::array<value_type, sizeof...(J)>{static_cast<value_type>(h * static_cast<time_type>(row[terms.index[J]]))...},
+          std::array<const State*, sizeof...(J)>{&m_k[terms.index[J]]...});
+    }(std::make_index_sequence<terms.index.size()>{});
+  }
+
+  template <class Rhs>
+  void evaluate_last_stage(Rhs& f, time_type t, time_type h, const State& y1) {
+    call_rhs(f, t + h, y1, m_k[stages - 1]);
+    ++m_nfev;
+  }
+
+  // Fixed stepping with an FSAL scheme: the last stage is f(t + h, y_new); keep it for the next step.
+  template <class Rhs>
+  void finish_fsal(Rhs& f, time_type t, time_type h, const State& y) {
+    evaluate_last_stage(f, t, h, y);
+    accept();
+  }
+
+  template <std::size_t... I>
+  void dense_combination(State& out, const State& y0, time_type h, value_type theta, std::index_sequence<I...>) {
+    auto bi = [theta](std::size_t i) {
+      const auto& d = Scheme::dense[i];
+      value_type s = 0, p = theta;
+      for (std::size_t q = 0; q < d.size(); ++q, p *= theta) s += static_cast<value_type>(d[q]) * p;
+      return s;
+    };
+    const value_type hv = static_cast<value_type>(h);
+    Backend::linear_combination(out, std::array<value_type, stages + 1>{value_type(1), (hv * bi(I))...},
+                                std::array<const State*, stages + 1>{&y0, &m_k[I]...});
+  }
+
+  std::array<State, stages> m_k{};
+  State m_tmp{};
+  std::conditional_t<embedded, State, char> m_err{};
+  State m_f1{};
+  std::size_t m_nfev = 0;
+  bool m_first_ready = false;
+  bool m_have_f1 = false;
+};
+
+}  // namespace posenc::ode

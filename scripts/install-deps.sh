@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what posenc's build, tests, benchmarks and docs need on a fresh Debian machine.
+# Thrust/CCCL come from the CUDA toolkit when it is installed (its lib64/cmake/cccl).
+set -euo pipefail
+pkgs=(cmake g++ clang make pkg-config libeigen3-dev xtensor-dev libboost-dev doctest-dev
+      libbenchmark-dev libfftw3-dev doxygen graphviz python3-pip)
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# libclang-rt (ASan/UBSan runtime for clang) ships with Debian's clang; nothing more to do.
+echo "posenc: dependencies installed"
