@@ -10,4 +10,5 @@
 #include <posenc/ode/integrate.hpp>
 #include <posenc/ode/schemes.hpp>
 #include <posenc/ode/stepper.hpp>
+#include <posenc/ode/gradient.hpp>
 #include <posenc/ode/tableau.hpp>

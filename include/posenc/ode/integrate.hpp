@@ -93,6 +93,32 @@ void prepare(Stepper& st, const State& y, std::string_view where) {
   posenc::detail::require<non_finite_error>(B::all_finite(y), where, "the initial state y0 contains NaN or Inf");
 }
 
+/// Number of substeps fixed_steps takes on [t0, t1].
+template <class T>
+std::size_t substeps_for(const fixed_steps& policy, T t0, T t1) {
+  std::size_t k = policy.substeps;
+  if (policy.max_step > 0) {
+    const double need = std::ceil(std::abs(static_cast<double>(t1 - t0)) / policy.max_step * (1 - 1e-12));
+    k = std::max(k, static_cast<std::size_t>(std::max(1.0, need)));
+  }
+  return k;
+}
+
+/// Start time and size of substep s of k on [t0, t1]; the last one lands exactly on t1.
+template <class T>
+std::pair<T, T> substep(T t0, T t1, std::size_t k, std::size_t s) {
+  const T h = (t1 - t0) / static_cast<T>(k);
+  const T ts = t0 + static_cast<T>(s) * h;
+  return {ts, (s + 1 == k) ? t1 - ts : h};
+}
+
+/// Validate a fixed_steps policy.
+inline void validate_fixed(const fixed_steps& policy, std::string_view where) {
+  posenc::detail::require(policy.substeps >= 1, where, "expected substeps >= 1, got ", policy.substeps);
+  posenc::detail::require(policy.max_step >= 0 && std::isfinite(policy.max_step), where,
+                          "expected max_step >= 0 (0: unused), got ", policy.max_step);
+}
+
 template <class B, class State, class T>
 void check_finite(const State& y, T t, std::string_view where) {
   posenc::detail::require<non_finite_error>(B::all_finite(y), where, "the solution became non-finite (NaN or Inf) at t = ", t,
@@ -109,24 +135,16 @@ integration_stats integrate(explicit_rk<Scheme, State, Backend>& st, Rhs&& f, St
   using T = typename explicit_rk<Scheme, State, Backend>::time_type;
   constexpr std::string_view where = "integrate(fixed_steps)";
   validate_grid(times);
-  posenc::detail::require(policy.substeps >= 1, where, "expected substeps >= 1, got ", policy.substeps);
-  posenc::detail::require(policy.max_step >= 0 && std::isfinite(policy.max_step), where,
-                  "expected max_step >= 0 (0: unused), got ", policy.max_step);
+  detail::validate_fixed(policy, where);
   detail::prepare(st, y, where);
   st.reset_counters();
   integration_stats stats;
   obs(std::size_t{0}, times[0], std::as_const(y));
   for (std::size_t i = 0; i + 1 < times.size(); ++i) {
     const T t0 = times[i], t1 = times[i + 1];
-    std::size_t k = policy.substeps;
-    if (policy.max_step > 0) {
-      const double need = std::ceil(std::abs(static_cast<double>(t1 - t0)) / policy.max_step * (1 - 1e-12));
-      k = std::max(k, static_cast<std::size_t>(std::max(1.0, need)));
-    }
-    const T h = (t1 - t0) / static_cast<T>(k);
+    const std::size_t k = detail::substeps_for(policy, t0, t1);
     for (std::size_t s = 0; s < k; ++s) {
-      const T ts = t0 + static_cast<T>(s) * h;
-      const T hs = (s + 1 == k) ? t1 - ts : h;  // land exactly on t1
+      const auto [ts, hs] = detail::substep(t0, t1, k, s);
       st.step(f, ts, y, hs);
     }
     stats.steps += k;

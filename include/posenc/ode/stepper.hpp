@@ -95,11 +95,14 @@ class explicit_rk {
   [[nodiscard]] bool fits(const State& y) const { return state_traits<State>::same_shape(m_tmp, y); }
 
   /// One step of size h (negative for reverse time) from (t, y); y is replaced by y(t + h).
+  /// With an FSAL scheme the last stage (weight 0) is not evaluated: a fixed step costs
+  /// stages - 1 evaluations, and every step is a function of (t, y, h) alone, so steps are
+  /// reproducible bit for bit (which gradient recomputation relies on).
   template <class Rhs>
   void step(Rhs& f, time_type t, State& y, time_type h) {
+    m_first_ready = false;
     compute_stages(f, t, y, h);
     combine_solution(y, y, h);
-    if constexpr (fsal) finish_fsal(f, t, h, y);
   }
 
   /// One step of an embedded pair from (t, y0) into y1 (y1 must not alias y0). Returns the
@@ -225,13 +228,6 @@ class explicit_rk {
   void evaluate_last_stage(Rhs& f, time_type t, time_type h, const State& y1) {
     call_rhs(f, t + h, y1, m_k[stages - 1]);
     ++m_nfev;
-  }
-
-  // Fixed stepping with an FSAL scheme: the last stage is f(t + h, y_new); keep it for the next step.
-  template <class Rhs>
-  void finish_fsal(Rhs& f, time_type t, time_type h, const State& y) {
-    evaluate_last_stage(f, t, h, y);
-    accept();
   }
 
   template <std::size_t... I>
