@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+// Byte-level helpers of posenc::io: little-endian loads/stores, binary16/bfloat16 decoding,
+// element conversion from a stored dtype to float/double, bounded file reads, and the io_error
+// message format "posenc: <function>: <source>: <tensor>: <problem>".
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <posenc/core/error.hpp>
+#include <posenc/io/array.hpp>
+
+namespace posenc::io::detail {
+
+static_assert(std::endian::native == std::endian::little || std::endian::native == std::endian::big,
+              "posenc::io: mixed-endian platforms are not supported");
+
+/// Where bytes came from, for messages: the path, or "<memory>".
+[[nodiscard]] inline std::string source_name(const std::filesystem::path& p) { return p.string(); }
+inline constexpr std::string_view memory_source = "<memory>";
+
+/// Throw io_error "posenc: <where>: <source>: <parts...>".
+template <class... Parts>
+[[noreturn]] void io_fail(std::string_view where, std::string_view source, const Parts&... parts) {
+  posenc::detail::fail<io_error>(where, source, ": ", parts...);
+}
+
+// ---- little-endian scalar access -----------------------------------------------------------
+
+template <class U>
+[[nodiscard]] inline U load_le(const std::byte* p) noexcept {
+  static_assert(std::is_unsigned_v<U>);
+  U v = 0;
+  for (std::size_t i = 0; i < sizeof(U); ++i) v |= static_cast<U>(static_cast<U>(std::to_integer<std::uint8_t>(p[i])) << (8 * i));
+  return v;
+}
+
+template <class U>
+inline void store_le(std::byte* p, U v) noexcept {
+  static_assert(std::is_unsigned_v<U>);
+  for (std::size_t i = 0; i < sizeof(U); ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xFFu);
+}
+
+template <class U>
+inline void append_le(std::vector<std::byte>& out, U v) {
+  const std::size_t at = out.size();
+  out.resize(at + sizeof(U));
+  store_le(out.data() + at, v);
+}
+
+inline void append_bytes(std::vector<std::byte>& out, std::string_view s) {
+  for (char c : s) out.push_back(static_cast<std::byte>(static_cast<unsigned char>(c)));
+}
+
+// ---- half precision --------------------------------------------------------------------------
+
+/// IEEE 754 binary16 -> binary32 (exact: every binary16 value is a binary32 value).
+[[nodiscard]] inline float half_to_float(std::uint16_t h) noexcept {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exp = (h >> 10) & 0x1Fu;
+  std::uint32_t man = h & 0x3FFu;
+  std::uint32_t bits;
+  if (exp == 0x1F) {
+    bits = sign | 0x7F800000u | (man << 13);  // inf / nan (payload kept)
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112u) << 23) | (man << 13);  // normal: rebias 15 -> 127
+  } else if (man == 0) {
+    bits = sign;  // signed zero
+  } else {
+    // subnormal: value = man * 2^-24; normalise into binary32.
+    std::uint32_t e = 113;  // 127 - 14
+    while ((man & 0x400u) == 0) {
+      man <<= 1;
+      --e;
+    }
+    bits = sign | (e << 23) | ((man & 0x3FFu) << 13);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+/// bfloat16 -> binary32 (exact: the upper half of a binary32).
+[[nodiscard]] inline float bf16_to_float(std::uint16_t h) noexcept {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
+}
+
+// ---- conversion of stored elements ------------------------------------------------------------
+
+/// Convert n stored elements of type `from` (little-endian if !big, else big-endian) at src to T.
+/// Integers convert with static_cast (exact up to 2^24 for float, 2^53 for double).
+template <class T>
+void convert(dtype from, bool big, const std::byte* src, std::size_t n, T* dst) noexcept {
+  const std::size_t w = dtype_size(from);
+  const bool native = (std::endian::native == std::endian::big) == big;
+  // Same representation: a plain copy.
+  if (from == dtype_of<T>() && native) {
+    if (n) std::memcpy(dst, src, n * sizeof(T));
+    return;
+  }
+  auto load = [&](std::size_t i, auto tag) {
+    using U = decltype(tag);
+    const std::byte* p = src + i * w;
+    if (!big) return load_le<U>(p);
+    U v = 0;
+    for (std::size_t k = 0; k < sizeof(U); ++k) v = static_cast<U>((v << 8) | std::to_integer<std::uint8_t>(p[k]));
+    return v;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    T v{};
+    switch (from) {
+      case dtype::boolean: v = std::to_integer<std::uint8_t>(src[i]) != 0 ? T(1) : T(0); break;
+      case dtype::u8: v = static_cast<T>(std::to_integer<std::uint8_t>(src[i])); break;
+      case dtype::i8: v = static_cast<T>(static_cast<std::int8_t>(std::to_integer<std::uint8_t>(src[i]))); break;
+      case dtype::u16: v = static_cast<T>(load(i, std::uint16_t{})); break;
+      case dtype::i16: v = static_cast<T>(static_cast<std::int16_t>(load(i, std::uint16_t{}))); break;
+      case dtype::u32: v = static_cast<T>(load(i, std::uint32_t{})); break;
+      case dtype::i32: v = static_cast<T>(static_cast<std::int32_t>(load(i, std::uint32_t{}))); break;
+      case dtype::u64: v = static_cast<T>(load(i, std::uint64_t{})); break;
+      case dtype::i64: v = static_cast<T>(static_cast<std::int64_t>(load(i, std::uint64_t{}))); break;
+      case dtype::f16: v = static_cast<T>(half_to_float(load(i, std::uint16_t{}))); break;
+      case dtype::bf16: v = static_cast<T>(bf16_to_float(load(i, std::uint16_t{}))); break;
+      case dtype::f32: v = static_cast<T>(std::bit_cast<float>(load(i, std::uint32_t{}))); break;
+      case dtype::f64: v = static_cast<T>(std::bit_cast<double>(load(i, std::uint64_t{}))); break;
+    }
+    dst[i] = v;
+  }
+}
+
+/// Append n elements of T as little-endian bytes.
+template <class T>
+void append_elements_le(std::vector<std::byte>& out, const T* src, std::size_t n) {
+  const std::size_t at = out.size();
+  out.resize(at + n * sizeof(T));
+  if constexpr (std::endian::native == std::endian::little) {
+    if (n) std::memcpy(out.data() + at, src, n * sizeof(T));
+  } else {
+    using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    for (std::size_t i = 0; i < n; ++i) store_le(out.data() + at + i * sizeof(T), std::bit_cast<U>(src[i]));
+  }
+}
+
+// ---- files -------------------------------------------------------------------------------------
+
+/// An open input file of known size with bounded positioned reads; every failure is an io_error.
+class input_file {
+ public:
+  input_file(const std::filesystem::path& path, std::string_view where) : m_where(where), m_name(path.string()) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(st)) io_fail(m_where, m_name, "cannot open: no such file");
+    if (std::filesystem::is_directory(st)) io_fail(m_where, m_name, "cannot open: is a directory");
+    m_in.open(path, std::ios::binary);
+    if (!m_in) io_fail(m_where, m_name, "cannot open for reading");
+    m_in.seekg(0, std::ios::end);
+    const auto end = m_in.tellg();
+    if (!m_in || end < 0) io_fail(m_where, m_name, "cannot determine the file size");
+    m_size = static_cast<std::uint64_t>(end);
+    m_in.seekg(0, std::ios::beg);
+  }
+
+  [[nodiscard]] std::uint64_t size() const noexcept { return m_size; }
+  [[nodiscard]] const std::string& name() const noexcept { return m_name; }
+
+  /// Read exactly n bytes at offset into dst (the caller has checked offset + n <= size()).
+  void read(std::uint64_t offset, void* dst, std::size_t n) {
+    if (n == 0) return;
+    if (offset > m_size || n > m_size - offset)
+      io_fail(m_where, m_name, "read of ", n, " bytes at offset ", offset, " is past the end of the file (", m_size,
+              " bytes)");
+    m_in.clear();
+    m_in.seekg(static_cast<std::streamoff>(offset), std::ios::beg);
+    std::size_t done = 0;
+    // Read in chunks that fit std::streamsize.
+    while (m_in && done < n) {
+      const std::size_t chunk = std::min<std::size_t>(n - done, std::size_t{1} << 30);
+      m_in.read(static_cast<char*>(dst) + done, static_cast<std::streamsize>(chunk));
+      done += static_cast<std::size_t>(m_in.gcount());
+      if (static_cast<std::size_t>(m_in.gcount()) != chunk) break;
+    }
+    if (done != n) io_fail(m_where, m_name, "short read: got ", done, " of ", n, " bytes at offset ", offset,
+                           " (was the file truncated while open?)");
+  }
+
+ private:
+  std::string_view m_where;
+  std::string m_name;
+  std::ifstream m_in;
+  std::uint64_t m_size = 0;
+};
+
+/// Write all bytes to path (creating or truncating it); io_error on failure.
+inline void write_file(const std::filesystem::path& path, std::span<const std::byte> a, std::span<const std::byte> b,
+                       std::string_view where) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) io_fail(where, path.string(), "cannot open for writing");
+  for (auto part : {a, b}) {
+    std::size_t done = 0;
+    while (out && done < part.size()) {
+      const std::size_t chunk = std::min<std::size_t>(part.size() - done, std::size_t{1} << 30);
+      out.write(reinterpret_cast<const char*>(part.data() + done), static_cast<std::streamsize>(chunk));
+      done += chunk;
+    }
+  }
+  out.flush();
+  if (!out) io_fail(where, path.string(), "write failed (disk full or permission denied?)");
+}
+
+}  // namespace posenc::io::detail

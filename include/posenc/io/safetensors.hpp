@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: MIT
+// safetensors files (the format of safetensors.torch.save_file / Hugging Face): read named
+// tensors of F16, BF16, F32, F64 (and integer/bool) data into posenc::io::array<float|double>,
+// write float/double tensors. Standard library only.
+//
+// Layout: an 8-byte little-endian header length N, N bytes of UTF-8 JSON
+//   {"__metadata__": {"key": "value", ...}, "name": {"dtype": "F32", "shape": [2, 3],
+//    "data_offsets": [begin, end]}, ...}
+// (padded with spaces), then the data section; [begin, end) are byte offsets into the data
+// section. Opening validates the whole header against the file size (the checks of the reference
+// implementation: offsets in range, tensors tiling the data section with no overlap, gap or
+// trailing bytes, byte length = element count * dtype size) before any tensor is read; every
+// problem is a posenc::io_error naming the file (or "<memory>"), the tensor and the problem.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <posenc/core/error.hpp>
+#include <posenc/io/array.hpp>
+#include <posenc/io/detail/bytes.hpp>
+#include <posenc/io/detail/json.hpp>
+
+namespace posenc::io {
+
+/// The safetensors name of a dtype ("F32", "BF16", "I64", "BOOL", ...).
+[[nodiscard]] constexpr std::string_view safetensors_dtype_name(dtype t) noexcept {
+  switch (t) {
+    case dtype::boolean: return "BOOL";
+    case dtype::u8: return "U8";
+    case dtype::i8: return "I8";
+    case dtype::u16: return "U16";
+    case dtype::i16: return "I16";
+    case dtype::u32: return "U32";
+    case dtype::i32: return "I32";
+    case dtype::u64: return "U64";
+    case dtype::i64: return "I64";
+    case dtype::f16: return "F16";
+    case dtype::bf16: return "BF16";
+    case dtype::f32: return "F32";
+    case dtype::f64: return "F64";
+  }
+  return "?";
+}
+
+/// Where a tensor lives in a safetensors file.
+struct tensor_info {
+  std::string name;
+  dtype type = dtype::f32;
+  std::vector<std::size_t> shape;
+  std::uint64_t begin = 0;  ///< data_offsets[0]: first byte, relative to the data section
+  std::uint64_t end = 0;    ///< data_offsets[1]: one past the last byte, relative to the data section
+  std::uint64_t file_offset = 0;  ///< absolute offset of the first byte (8 + header length + begin)
+
+  /// Number of elements.
+  [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>((end - begin) / dtype_size(type)); }
+  [[nodiscard]] std::uint64_t byte_size() const noexcept { return end - begin; }
+};
+
+/// A tensor to write: a name, a shape and float or double data (row-major). It refers to the data,
+/// which must outlive the write call.
+struct tensor_ref {
+  std::string name;
+  std::vector<std::size_t> shape;
+  dtype type = dtype::f32;
+  std::span<const std::byte> bytes;  ///< native-endian elements of `type`
+  std::size_t count = 0;             ///< number of elements in bytes
+
+  tensor_ref(std::string n, std::vector<std::size_t> s, std::span<const float> data)
+      : name(std::move(n)), shape(std::move(s)), type(dtype::f32), bytes(std::as_bytes(data)), count(data.size()) {}
+  tensor_ref(std::string n, std::vector<std::size_t> s, std::span<const double> data)
+      : name(std::move(n)), shape(std::move(s)), type(dtype::f64), bytes(std::as_bytes(data)), count(data.size()) {}
+  template <Element T>
+  tensor_ref(std::string n, const array<T>& a) : tensor_ref(std::move(n), a.shape, std::span<const T>(a.data)) {}
+};
+
+/// The string-to-string "__metadata__" map.
+using safetensors_metadata = std::map<std::string, std::string>;
+
+namespace detail {
+
+inline constexpr std::uint64_t safetensors_max_header = 100'000'000;  // as the reference implementation
+
+[[nodiscard]] inline bool safetensors_dtype_from_name(std::string_view s, dtype& out) noexcept {
+  for (dtype t : {dtype::boolean, dtype::u8, dtype::i8, dtype::u16, dtype::i16, dtype::u32, dtype::i32, dtype::u64,
+                  dtype::i64, dtype::f16, dtype::bf16, dtype::f32, dtype::f64})
+    if (safetensors_dtype_name(t) == s) {
+      out = t;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace detail
+
+/// A safetensors file opened for reading: the header is parsed and validated on open; tensors are
+/// read (from the file, or from the in-memory copy) and converted on get().
+class safetensors_file {
+ public:
+  /// Open and validate a file. Tensor data is read later, by get().
+  [[nodiscard]] static safetensors_file open(const std::filesystem::path& path) {
+    detail::input_file f(path, "safetensors_file::open");
+    safetensors_file s;
+    s.m_source = f.name();
+    s.m_path = path;
+    s.m_file_size = f.size();
+    s.parse([&](std::uint64_t off, void* dst, std::size_t n) { f.read(off, dst, n); }, "safetensors_file::open");
+    return s;
+  }
+
+  /// Parse a safetensors image held in memory (the bytes are copied).
+  [[nodiscard]] static safetensors_file from_bytes(std::span<const std::byte> bytes) {
+    safetensors_file s;
+    s.m_source = std::string(detail::memory_source);
+    s.m_memory = std::make_shared<const std::vector<std::byte>>(bytes.begin(), bytes.end());
+    s.m_file_size = bytes.size();
+    const std::byte* base = s.m_memory->data();
+    s.parse([&](std::uint64_t off, void* dst, std::size_t n) { std::memcpy(dst, base + off, n); },
+            "safetensors_file::from_bytes");
+    return s;
+  }
+
+  /// The file name, or "<memory>".
+  [[nodiscard]] const std::string& source() const noexcept { return m_source; }
+  /// Tensor names in header order.
+  [[nodiscard]] std::vector<std::string> names() const {
+    std::vector<std::string> n;
+    n.reserve(m_tensors.size());
+    for (const auto& t : m_tensors) n.push_back(t.name);
+    return n;
+  }
+  /// All tensors, in header order.
+  [[nodiscard]] const std::vector<tensor_info>& tensors() const noexcept { return m_tensors; }
+  [[nodiscard]] bool contains(std::string_view name) const noexcept { return find(name) != nullptr; }
+  /// The "__metadata__" map (empty if the file has none).
+  [[nodiscard]] const safetensors_metadata& metadata() const noexcept { return m_metadata; }
+  /// Length of the JSON header (N) and the absolute offset of the data section (8 + N).
+  [[nodiscard]] std::uint64_t header_size() const noexcept { return m_header_size; }
+  [[nodiscard]] std::uint64_t data_offset() const noexcept { return 8 + m_header_size; }
+
+  /// A tensor's dtype, shape and byte range; io_error if there is no tensor of that name.
+  [[nodiscard]] const tensor_info& info(std::string_view name) const {
+    const tensor_info* t = find(name);
+    if (!t) {
+      std::string have;
+      for (std::size_t i = 0; i < m_tensors.size() && i < 8; ++i) have += (i ? ", '" : "'") + m_tensors[i].name + "'";
+      if (m_tensors.size() > 8) have += ", ...";
+      detail::io_fail("safetensors_file", m_source, "no tensor named '", name, "' (the file has ", m_tensors.size(),
+                      " tensors", m_tensors.empty() ? "" : ": ", have, ")");
+    }
+    return *t;
+  }
+
+  /// The tensor converted to T (F16/BF16/F32/F64 exactly; integers by static_cast).
+  template <Element T>
+  [[nodiscard]] array<T> get(std::string_view name) const {
+    const tensor_info& t = info(name);
+    array<T> a;
+    a.shape = t.shape;
+    a.data.resize(t.size());
+    read_into_unchecked(t, a.data.data());
+    return a;
+  }
+
+  /// As get(name), and throws io_error unless the tensor's shape is `expected`.
+  template <Element T>
+  [[nodiscard]] array<T> get(std::string_view name, const std::vector<std::size_t>& expected) const {
+    require_shape(name, expected);
+    return get<T>(name);
+  }
+
+  /// Throws io_error naming the tensor unless it exists and has shape `expected`.
+  void require_shape(std::string_view name, const std::vector<std::size_t>& expected) const {
+    const tensor_info& t = info(name);
+    if (t.shape != expected)
+      detail::io_fail("safetensors_file", m_source, "tensor '", name, "': expected shape ", shape_string(expected),
+                      ", the file has ", shape_string(t.shape));
+  }
+
+  /// Convert the tensor into out (out.size() must equal its element count, else io_error).
+  template <Element T>
+  void read_into(std::string_view name, std::span<T> out) const {
+    const tensor_info& t = info(name);
+    if (out.size() != t.size())
+      detail::io_fail("safetensors_file", m_source, "tensor '", name, "' has ", t.size(), " elements (shape ",
+                      shape_string(t.shape), "), the destination has ", out.size());
+    read_into_unchecked(t, out.data());
+  }
+
+  /// The tensor's stored bytes (little-endian elements of info(name).type).
+  [[nodiscard]] std::vector<std::byte> raw(std::string_view name) const {
+    const tensor_info& t = info(name);
+    std::vector<std::byte> out(static_cast<std::size_t>(t.byte_size()));
+    fetch(t, out.data());
+    return out;
+  }
+
+ private:
+  safetensors_file() = default;
+
+  [[nodiscard]] const tensor_info* find(std::string_view name) const noexcept {
+    for (const auto& t : m_tensors)
+      if (t.name == name) return &t;
+    return nullptr;
+  }
+
+  void fetch(const tensor_info& t, std::byte* dst) const {
+    const auto n = static_cast<std::size_t>(t.byte_size());
+    if (m_memory) {
+      if (n) std::memcpy(dst, m_memory->data() + t.file_offset, n);
+      return;
+    }
+    detail::input_file f(m_path, "safetensors_file::get");
+    if (f.size() != m_file_size)
+      detail::io_fail("safetensors_file::get", m_source, "the file changed size since it was opened (", m_file_size,
+                      " -> ", f.size(), " bytes)");
+    f.read(t.file_offset, dst, n);
+  }
+
+  template <class T>
+  void read_into_unchecked(const tensor_info& t, T* dst) const {
+    if (t.type == dtype_of<T>() && std::endian::native == std::endian::little) {
+      fetch(t, reinterpret_cast<std::byte*>(dst));
+      return;
+    }
+    std::vector<std::byte> raw(static_cast<std::size_t>(t.byte_size()));
+    fetch(t, raw.data());
+    detail::convert(t.type, false, raw.data(), t.size(), dst);
+  }
+
+  template <class Read>
+  void parse(Read&& read, std::string_view where) {
+    const std::string& src = m_source;
+    const std::uint64_t total = m_file_size;
+    if (total < 8)
+      detail::io_fail(where, src, "not a safetensors file: ", total, " bytes is shorter than the 8-byte header length");
+    std::byte len8[8];
+    read(0, len8, 8);
+    const std::uint64_t n = detail::load_le<std::uint64_t>(len8);
+    if (n > total - 8)
+      detail::io_fail(where, src, "truncated safetensors file: header length ", n, " exceeds the ", total - 8,
+                      " bytes after the length field");
+    if (n > detail::safetensors_max_header)
+      detail::io_fail(where, src, "safetensors header length ", n, " exceeds the limit of ",
+                      detail::safetensors_max_header, " bytes");
+    if (n < 2) detail::io_fail(where, src, "safetensors header of ", n, " bytes cannot hold a JSON object");
+    m_header_size = n;
+    std::string text(static_cast<std::size_t>(n), '\0');
+    read(8, text.data(), text.size());
+    if (text[0] != '{')
+      detail::io_fail(where, src, "bad safetensors header: the JSON header must start with '{'");
+    const detail::json::value root = detail::json::parse(text, [&](std::size_t off, std::string_view msg) {
+      detail::io_fail(where, src, "bad JSON in the safetensors header at offset ", off, ": ", msg);
+    });
+    if (!root.is_object()) detail::io_fail(where, src, "bad safetensors header: the JSON header is not an object");
+    const std::uint64_t data_size = total - 8 - n;
+    for (std::size_t i = 0; i < root.keys.size(); ++i) {
+      const std::string& name = root.keys[i];
+      const detail::json::value& v = root.items[i];
+      if (name == "__metadata__") {
+        if (!v.is_object()) detail::io_fail(where, src, "\"__metadata__\" must be an object of strings");
+        for (std::size_t j = 0; j < v.keys.size(); ++j) {
+          if (!v.items[j].is_string())
+            detail::io_fail(where, src, "\"__metadata__\" entry '", v.keys[j], "' is not a string");
+          m_metadata.emplace(v.keys[j], v.items[j].text);
+        }
+        continue;
+      }
+      auto bad = [&](const auto&... parts) { detail::io_fail(where, src, "tensor '", name, "': ", parts...); };
+      if (!v.is_object()) bad("the header entry is not an object");
+      tensor_info t;
+      t.name = name;
+      const auto* dt = v.find("dtype");
+      if (!dt || !dt->is_string()) bad("missing or non-string \"dtype\"");
+      if (!detail::safetensors_dtype_from_name(dt->text, t.type))
+        bad("unsupported dtype \"", dt->text, "\" (supported: F16, BF16, F32, F64, I8..I64, U8..U64, BOOL)");
+      const auto* sh = v.find("shape");
+      if (!sh || !sh->is_array()) bad("missing \"shape\" array");
+      for (const auto& e : sh->items) {
+        const auto x = e.as_u64();
+        if (!x) bad("\"shape\" must hold non-negative integers, got ", e.is_number() ? e.text : std::string("a non-number"));
+        if (*x > static_cast<std::uint64_t>(static_cast<std::size_t>(-1))) bad("\"shape\" extent ", *x, " too large");
+        t.shape.push_back(static_cast<std::size_t>(*x));
+      }
+      const auto* off = v.find("data_offsets");
+      if (!off || !off->is_array() || off->items.size() != 2)
+        bad("\"data_offsets\" must be an array of two integers");
+      const auto b = off->items[0].as_u64(), e = off->items[1].as_u64();
+      if (!b || !e) bad("\"data_offsets\" must be non-negative integers");
+      if (*b > *e) bad("\"data_offsets\" [", *b, ", ", *e, "] has begin > end");
+      if (*e > data_size)
+        bad("\"data_offsets\" [", *b, ", ", *e, "] extends past the data section (", data_size, " bytes)");
+      t.begin = *b;
+      t.end = *e;
+      t.file_offset = 8 + n + *b;
+      const auto count = element_count(t.shape);
+      const std::size_t w = dtype_size(t.type);
+      if (!count || *count > static_cast<std::size_t>(-1) / w)
+        bad("the element count of shape ", shape_string(t.shape), " overflows");
+      if (static_cast<std::uint64_t>(*count) * w != t.end - t.begin)
+        bad("shape ", shape_string(t.shape), " of ", safetensors_dtype_name(t.type), " needs ", *count * w,
+            " bytes, \"data_offsets\" [", t.begin, ", ", t.end, "] span ", t.end - t.begin);
+      m_tensors.push_back(std::move(t));
+    }
+    // The tensors must tile the data section: sorted by offset, each starts where the previous ended.
+    std::vector<const tensor_info*> order;
+    order.reserve(m_tensors.size());
+    for (const auto& t : m_tensors) order.push_back(&t);
+    std::sort(order.begin(), order.end(), [](const tensor_info* a, const tensor_info* b) {
+      return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+    });
+    std::uint64_t at = 0;
+    const tensor_info* prev = nullptr;
+    for (const tensor_info* t : order) {
+      if (t->begin < at)
+        detail::io_fail(where, src, "tensor '", t->name, "': data [", t->begin, ", ", t->end, ") overlaps tensor '",
+                        prev->name, "' [", prev->begin, ", ", prev->end, ")");
+      if (t->begin > at)
+        detail::io_fail(where, src, "tensor '", t->name, "': ", t->begin - at, " unused bytes before its data [",
+                        t->begin, ", ", t->end, ")");
+      at = t->end;
+      prev = t;
+    }
+    if (at != data_size)
+      detail::io_fail(where, src, data_size - at, " bytes at the end of the data section belong to no tensor");
+  }
+
+  std::string m_source;
+  std::filesystem::path m_path;
+  std::shared_ptr<const std::vector<std::byte>> m_memory;
+  std::uint64_t m_file_size = 0;
+  std::uint64_t m_header_size = 0;
+  std::vector<tensor_info> m_tensors;
+  safetensors_metadata m_metadata;
+};
+
+namespace detail {
+
+inline std::string safetensors_header(const std::vector<tensor_ref>& tensors, const safetensors_metadata& metadata,
+                                      std::string_view where) {
+  using posenc::detail::fail;
+  std::string h = "{";
+  bool first = true;
+  if (!metadata.empty()) {
+    h += "\"__metadata__\":{";
+    for (const auto& [k, v] : metadata) {
+      if (!json::valid_utf8(k) || !json::valid_utf8(v))
+        fail<invalid_argument>(where, "metadata entry '", k, "' is not valid UTF-8");
+      if (!first) h += ',';
+      first = false;
+      json::write_string(h, k);
+      h += ':';
+      json::write_string(h, v);
+    }
+    h += '}';
+    first = false;
+  }
+  std::uint64_t at = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const tensor_ref& t = tensors[i];
+    if (t.name.empty()) fail<invalid_argument>(where, "tensor ", i, " has an empty name");
+    if (t.name == "__metadata__") fail<invalid_argument>(where, "tensor ", i, " may not be named \"__metadata__\"");
+    if (!json::valid_utf8(t.name)) fail<invalid_argument>(where, "tensor ", i, ": name is not valid UTF-8");
+    for (std::size_t j = 0; j < i; ++j)
+      if (tensors[j].name == t.name) fail<invalid_argument>(where, "duplicate tensor name '", t.name, "'");
+    const auto count = element_count(t.shape);
+    if (!count || *count != t.count)
+      fail<shape_error>(where, "tensor '", t.name, "': data has ", t.count, " elements but shape ",
+                        shape_string(t.shape), " has ",
+                        count ? std::to_string(*count) : std::string("an overflowing number of"));
+    if (!first) h += ',';
+    first = false;
+    json::write_string(h, t.name);
+    h += ":{\"dtype\":\"";
+    h += safetensors_dtype_name(t.type);
+    h += "\",\"shape\":[";
+    for (std::size_t k = 0; k < t.shape.size(); ++k) {
+      if (k) h += ',';
+      h += std::to_string(t.shape[k]);
+    }
+    const std::uint64_t end = at + t.bytes.size();
+    h += "],\"data_offsets\":[" + std::to_string(at) + "," + std::to_string(end) + "]}";
+    at = end;
+  }
+  h += '}';
+  h.append((8 - h.size() % 8) % 8, ' ');  // 8 + N is then a multiple of 8
+  return h;
+}
+
+inline void append_tensor_le(std::vector<std::byte>& out, const tensor_ref& t) {
+  if (t.type == dtype::f32) append_elements_le(out, reinterpret_cast<const float*>(t.bytes.data()), t.count);
+  else append_elements_le(out, reinterpret_cast<const double*>(t.bytes.data()), t.count);
+}
+
+}  // namespace detail
+
+/// The bytes of a safetensors file holding the tensors (in the given order) and the metadata.
+/// Throws posenc::shape_error if a tensor's data does not match its shape, posenc::invalid_argument
+/// for an empty, duplicate or reserved name.
+[[nodiscard]] inline std::vector<std::byte> safetensors_bytes(const std::vector<tensor_ref>& tensors,
+                                                              const safetensors_metadata& metadata = {}) {
+  const std::string h = detail::safetensors_header(tensors, metadata, "safetensors_bytes");
+  std::vector<std::byte> out;
+  std::size_t total = 8 + h.size();
+  for (const auto& t : tensors) total += t.bytes.size();
+  out.reserve(total);
+  detail::append_le(out, static_cast<std::uint64_t>(h.size()));
+  detail::append_bytes(out, h);
+  for (const auto& t : tensors) detail::append_tensor_le(out, t);
+  return out;
+}
+
+/// Write the tensors (in the given order) and metadata as a safetensors file.
+/// Errors as safetensors_bytes, plus posenc::io_error if the file cannot be written.
+inline void write_safetensors(const std::filesystem::path& path, const std::vector<tensor_ref>& tensors,
+                              const safetensors_metadata& metadata = {}) {
+  const std::string h = detail::safetensors_header(tensors, metadata, "write_safetensors");
+  std::vector<std::byte> head;
+  head.reserve(8 + h.size());
+  detail::append_le(head, static_cast<std::uint64_t>(h.size()));
+  detail::append_bytes(head, h);
+  std::size_t body_size = 0;
+  for (const auto& t : tensors) body_size += t.bytes.size();
+  std::vector<std::byte> body;
+  body.reserve(body_size);
+  for (const auto& t : tensors) detail::append_tensor_le(body, t);
+  detail::write_file(path, head, body, "write_safetensors");
+}
+
+}  // namespace posenc::io
