@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: MIT
+// TUPE (Ke, He & Liu, ICLR 2021): the untied positional correlation
+//   v_h = s (LN(P) U_h^Q + c_h^Q)(LN(P) U_h^K + c_h^K)^T  (+ b_{j-i} for TUPE-R)
+// with the [CLS] reset, computed with the semantics of the reference code (guolinke/TUPE,
+// TransformerSentenceEncoder): LayerNorm with affine on P, nn.Linear projections with bias,
+// per-head scale 1/sqrt(2 d/H) applied to the queries, one extra position row whose (0,0)
+// correlation resets the [CLS] row, T5 buckets with the extra buckets num_buckets/2 and
+// num_buckets for the [CLS] row and column. Forward, a per-length cache shared by all layers,
+// and the gradients of a scalar loss with respect to every parameter of the positional term.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <posenc/core/error.hpp>
+#include <posenc/encoding/relative_bucket.hpp>
+#include <posenc/encoding/table.hpp>
+
+namespace posenc::tupe {
+
+using Eigen::Index;
+
+/// Scale s of the positional (and word) correlation.
+enum class scale_convention {
+  reference,  ///< 1/sqrt(2 d/H) per head: the released code (`pos_scaling`, `attn_scale_factor = 2`)
+  paper,      ///< 1/sqrt(2 d): eq. (7) of the paper, written for a single head
+};
+
+/// What happens to the [CLS] row 0 and column 0 of the positional term (paper eq. 9).
+enum class cls_reset {
+  reference,  ///< the released code: theta1 = v(p_0, p_0), theta2 = v(p_1, p_1) from an extra
+              ///< position row; token i uses row i + 1; relative buckets num_buckets/2 (row 0)
+              ///< and num_buckets (column 0) are added on top.
+  free,       ///< the paper's eq. (9): row 0 = theta1[h], column 0 (i > 0) = theta2[h], free
+              ///< per-head scalars replacing the whole term (absolute + relative).
+  off,        ///< no reset (TUPE-A^{tie-cls}); token i uses position row i.
+};
+
+/// Hyper-parameters of the positional term. Defaults: BERT-base TUPE-R as released.
+struct config {
+  Index d = 768;                                          ///< model width (P has d columns)
+  Index heads = 12;                                       ///< H; d must be divisible by H
+  scale_convention scale = scale_convention::reference;   ///< s = 1/sqrt(2 d/H) or 1/sqrt(2 d)
+  double ln_eps = 1e-5;                                   ///< LayerNorm epsilon (torch default)
+  bool relative = true;                                   ///< TUPE-R (true) or TUPE-A (false)
+  bucket_spec buckets{};                                  ///< T5 buckets (TUPE-R only)
+  cls_reset cls = cls_reset::reference;                   ///< [CLS] handling
+
+  [[nodiscard]] Index head_dim() const noexcept { return heads > 0 ? d / heads : 0; }
+  /// The scale s of the convention chosen.
+  [[nodiscard]] double scaling() const noexcept {
+    return scale == scale_convention::reference ? 1.0 / std::sqrt(2.0 * static_cast<double>(d / heads))
+                                                : 1.0 / std::sqrt(2.0 * static_cast<double>(d));
+  }
+  /// Position row used by token 0 (1 with the reference [CLS] reset, else 0).
+  [[nodiscard]] Index first_row() const noexcept { return cls == cls_reset::reference ? 1 : 0; }
+  /// Number of position rows a length-n sequence reads (n + 1 with the reference reset).
+  [[nodiscard]] Index rows_needed(Index n) const noexcept { return n + first_row(); }
+};
+
+/// Throws posenc::invalid_argument unless cfg is usable (d, H > 0, d % H == 0, eps > 0 finite,
+/// bucket spec valid when relative).
+inline void validate(const config& cfg, std::string_view where) {
+  posenc::detail::require(cfg.d >= 1, where, "config.d: expected >= 1, got ", cfg.d);
+  posenc::detail::require(cfg.heads >= 1, where, "config.heads: expected >= 1, got ", cfg.heads);
+  posenc::detail::require(cfg.d % cfg.heads == 0, where, "config.d: expected a multiple of config.heads = ", cfg.heads,
+                  ", got d = ", cfg.d);
+  posenc::detail::require(std::isfinite(cfg.ln_eps) && cfg.ln_eps > 0, where,
+                  "config.ln_eps: expected a finite value > 0, got ", cfg.ln_eps);
+  if (cfg.relative) validate(cfg.buckets, where);
+}
+
+/// Learnable parameters, named and shaped as the reference module stores them
+/// (`TransformerSentenceEncoder`): nn.Linear weights are [out, in]; nn.Embedding is [rows, dim].
+template <class T>
+struct parameters {
+  table<T> pos;                      ///< `pos.weight`: [max_len + 1, d] (reference reset) or [max_len, d]
+  vector<T> pos_ln_weight;           ///< `pos_ln.weight` (gamma): [d]
+  vector<T> pos_ln_bias;             ///< `pos_ln.bias` (beta): [d]
+  matrix<T> pos_q_weight;            ///< `pos_q_linear.weight` (U^Q transposed): [d, d]
+  vector<T> pos_q_bias;              ///< `pos_q_linear.bias`: [d], or empty for no bias
+  matrix<T> pos_k_weight;            ///< `pos_k_linear.weight` (U^K transposed): [d, d]
+  vector<T> pos_k_bias;              ///< `pos_k_linear.bias`: [d], or empty for no bias
+  matrix<T> relative_attention_bias; ///< `relative_attention_bias.weight`: [num_buckets + 1, H] (TUPE-R)
+  vector<T> theta1;                  ///< [H]: cls_reset::free only ([CLS] -> others)
+  vector<T> theta2;                  ///< [H]: cls_reset::free only (others -> [CLS])
+};
+
+/// Gradients of a scalar loss with respect to parameters<T>, same names. `pos` has the rows the
+/// sequence read (config::rows_needed(n)); rows past them have zero gradient. Empty members
+/// correspond to parameters that are absent or unused by the configuration.
+template <class T>
+struct gradients {
+  table<T> pos;
+  vector<T> pos_ln_weight, pos_ln_bias;
+  matrix<T> pos_q_weight;
+  vector<T> pos_q_bias;
+  matrix<T> pos_k_weight;
+  vector<T> pos_k_bias;
+  matrix<T> relative_attention_bias;
+  vector<T> theta1, theta2;
+};
+
+/// Parameters initialised as the reference does (`init_bert_params`): embeddings and linear
+/// weights N(0, 0.02), linear biases 0, LayerNorm gamma 1 and beta 0, theta 0. `max_len` is the
+/// longest sequence; pos gets config::rows_needed(max_len) rows.
+template <class T>
+[[nodiscard]] parameters<T> make_parameters(const config& cfg, Index max_len, std::uint64_t seed = 0) {
+  constexpr std::string_view where = "tupe::make_parameters";
+  validate(cfg, where);
+  posenc::detail::require(max_len >= 1, where, "max_len: expected >= 1, got ", max_len);
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> normal(0.0, 0.02);
+  auto fill = [&](auto& m) {
+    for (Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<T>(normal(gen));
+  };
+  parameters<T> p;
+  p.pos.resize(cfg.rows_needed(max_len), cfg.d);
+  fill(p.pos);
+  p.pos_ln_weight = vector<T>::Ones(cfg.d);
+  p.pos_ln_bias = vector<T>::Zero(cfg.d);
+  p.pos_q_weight.resize(cfg.d, cfg.d);
+  fill(p.pos_q_weight);
+  p.pos_q_bias = vector<T>::Zero(cfg.d);
+  p.pos_k_weight.resize(cfg.d, cfg.d);
+  fill(p.pos_k_weight);
+  p.pos_k_bias = vector<T>::Zero(cfg.d);
+  if (cfg.relative) {
+    p.relative_attention_bias.resize(cfg.buckets.num_buckets + 1, cfg.heads);
+    fill(p.relative_attention_bias);
+  }
+  if (cfg.cls == cls_reset::free) {
+    p.theta1 = vector<T>::Zero(cfg.heads);
+    p.theta2 = vector<T>::Zero(cfg.heads);
+  }
+  return p;
+}
+
+/// Splits the fused projection of another revision of the reference code
+/// (`pos_proj = nn.Linear(d, 2d)`, outputs reshaped to (2, H, d/H): the first d outputs are the
+/// queries, the last d the keys) into pos_q_* and pos_k_* of `p`. `bias` may be empty.
+template <class T>
+void set_fused_projection(parameters<T>& p, const Eigen::Ref<const matrix<T>>& weight,
+                          const Eigen::Ref<const vector<T>>& bias) {
+  constexpr std::string_view where = "tupe::set_fused_projection";
+  posenc::detail::require<shape_error>(weight.rows() % 2 == 0 && weight.rows() == 2 * weight.cols(), where,
+                               "weight: expected shape [2d, d], got [", weight.rows(), ", ", weight.cols(), "]");
+  const Index d = weight.cols();
+  posenc::detail::require<shape_error>(bias.size() == 0 || bias.size() == 2 * d, where, "bias: expected size 0 or ", 2 * d,
+                               ", got ", bias.size());
+  p.pos_q_weight = weight.topRows(d);
+  p.pos_k_weight = weight.bottomRows(d);
+  if (bias.size() == 0) {
+    p.pos_q_bias.resize(0);
+    p.pos_k_bias.resize(0);
+  } else {
+    p.pos_q_bias = bias.head(d);
+    p.pos_k_bias = bias.tail(d);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+/// H stacked row-major n x n matrices in one contiguous buffer: element (h, i, j) is at
+/// h n^2 + i n + j, exactly the memory of a contiguous PyTorch tensor of shape [H, n, n]. One
+/// allocation, heads viewed in place as Eigen maps (no copies), and data() can be handed to other
+/// code as is.
+template <class T>
+class head_stack {
+ public:
+  using map_type = Eigen::Map<matrix<T>>;
+  using const_map_type = Eigen::Map<const matrix<T>>;
+
+  head_stack() = default;
+  head_stack(Index heads, Index n) { resize(heads, n); }
+
+  /// Reshapes to [heads, n, n]; keeps the allocation when the total size is unchanged. Contents
+  /// are unspecified afterwards.
+  void resize(Index heads, Index n) {
+    posenc::detail::require(heads >= 0 && n >= 0, "tupe::head_stack::resize", "expected heads, n >= 0, got heads = ", heads,
+                    ", n = ", n);
+    m_heads = heads;
+    m_n = n;
+    if (m_data.size() != heads * n * n) m_data.resize(heads * n * n);
+  }
+  [[nodiscard]] Index heads() const noexcept { return m_heads; }
+  /// The sequence length n.
+  [[nodiscard]] Index size() const noexcept { return m_n; }
+  [[nodiscard]] map_type head(Index h) noexcept { return map_type(m_data.data() + h * m_n * m_n, m_n, m_n); }
+  [[nodiscard]] const_map_type head(Index h) const noexcept {
+    return const_map_type(m_data.data() + h * m_n * m_n, m_n, m_n);
+  }
+  [[nodiscard]] T& operator()(Index h, Index i, Index j) noexcept { return m_data[(h * m_n + i) * m_n + j]; }
+  [[nodiscard]] T operator()(Index h, Index i, Index j) const noexcept { return m_data[(h * m_n + i) * m_n + j]; }
+  [[nodiscard]] T* data() noexcept { return m_data.data(); }
+  [[nodiscard]] const T* data() const noexcept { return m_data.data(); }
+  /// All H n^2 values as one vector (e.g. for norms or setZero()).
+  [[nodiscard]] Eigen::Map<vector<T>> flat() noexcept { return Eigen::Map<vector<T>>(m_data.data(), m_data.size()); }
+  [[nodiscard]] Eigen::Map<const vector<T>> flat() const noexcept {
+    return Eigen::Map<const vector<T>>(m_data.data(), m_data.size());
+  }
+
+ private:
+  Index m_heads = 0;
+  Index m_n = 0;
+  vector<T> m_data;  // Eigen storage: aligned for vectorised fills
+};
+
+/// Scratch buffers of the forward and backward passes; reuse one to avoid allocating per call.
+template <class T>
+struct workspace {
+  table<T> xhat;  ///< (P - mean) * rstd, rows_needed(n) x d
+  table<T> x;     ///< LN(P) = gamma * xhat + beta
+  table<T> q;     ///< s (x W_q^T + b_q)
+  table<T> k;     ///< x W_k^T + b_k
+  vector<T> rstd; ///< 1 / sqrt(var + eps) per row
+  std::vector<int> buckets;
+  bucket_spec buckets_spec{};
+  Index buckets_n = -1;
+  vector<T> toeplitz;  ///< 2n - 1 relative values of one head
+};
+
+namespace detail {
+
+template <class T>
+using pos_ref = std::type_identity_t<Eigen::Ref<const table<T>>>;
+
+/// Checks shapes and finiteness of everything the configuration reads (the rows of `pos` that a
+/// length-n sequence uses; n < 0 means "all rows").
+template <class T>
+void validate_parameters(const config& cfg, const parameters<T>& p, const Eigen::Ref<const table<T>>& pos, Index n,
+                         std::string_view where) {
+  validate(cfg, where);
+  posenc::detail::require<shape_error>(pos.cols() == cfg.d, where, "position table: expected ", cfg.d,
+                               " columns (config.d), got ", pos.cols());
+  if (n >= 0) {
+    posenc::detail::require(n >= 1, where, "n: expected a sequence length >= 1, got ", n);
+    posenc::detail::require<shape_error>(cfg.rows_needed(n) <= pos.rows(), where, "n = ", n, ": the position table has ",
+                                 pos.rows(), " rows but the sequence needs ", cfg.rows_needed(n),
+                                 cfg.cls == cls_reset::reference ? " (n + 1: reference [CLS] reset)" : " (n)");
+    posenc::detail::require_finite(pos.topRows(cfg.rows_needed(n)), where, "position table");
+  } else {
+    posenc::detail::require<shape_error>(pos.rows() >= cfg.rows_needed(1), where, "position table: expected at least ",
+                                 cfg.rows_needed(1), " rows, got ", pos.rows());
+    posenc::detail::require_finite(pos, where, "position table");
+  }
+  posenc::detail::require_shape(p.pos_ln_weight, cfg.d, 1, where, "pos_ln_weight");
+  posenc::detail::require_shape(p.pos_ln_bias, cfg.d, 1, where, "pos_ln_bias");
+  posenc::detail::require_shape(p.pos_q_weight, cfg.d, cfg.d, where, "pos_q_weight");
+  posenc::detail::require_shape(p.pos_k_weight, cfg.d, cfg.d, where, "pos_k_weight");
+  posenc::detail::require<shape_error>(p.pos_q_bias.size() == 0 || p.pos_q_bias.size() == cfg.d, where,
+                               "pos_q_bias: expected size ", cfg.d, " or 0 (no bias), got ", p.pos_q_bias.size());
+  posenc::detail::require<shape_error>(p.pos_k_bias.size() == 0 || p.pos_k_bias.size() == cfg.d, where,
+                               "pos_k_bias: expected size ", cfg.d, " or 0 (no bias), got ", p.pos_k_bias.size());
+  posenc::detail::require_finite(p.pos_ln_weight, where, "pos_ln_weight");
+  posenc::detail::require_finite(p.pos_ln_bias, where, "pos_ln_bias");
+  posenc::detail::require_finite(p.pos_q_weight, where, "pos_q_weight");
+  posenc::detail::require_finite(p.pos_k_weight, where, "pos_k_weight");
+  posenc::detail::require_finite(p.pos_q_bias, where, "pos_q_bias");
+  posenc::detail::require_finite(p.pos_k_bias, where, "pos_k_bias");
+  if (cfg.relative) {
+    posenc::detail::require_shape(p.relative_attention_bias, cfg.buckets.num_buckets + 1, cfg.heads, where,
+                  "relative_attention_bias (num_buckets + 1, heads)");
+    posenc::detail::require_finite(p.relative_attention_bias, where, "relative_attention_bias");
+  }
+  if (cfg.cls == cls_reset::free) {
+    posenc::detail::require_shape(p.theta1, cfg.heads, 1, where, "theta1 (cls_reset::free)");
+    posenc::detail::require_shape(p.theta2, cfg.heads, 1, where, "theta2 (cls_reset::free)");
+    posenc::detail::require_finite(p.theta1, where, "theta1");
+    posenc::detail::require_finite(p.theta2, where, "theta2");
+  }
+}
+
+/// LayerNorm of the first `rows` rows of pos into ws.xhat, ws.x, ws.rstd (biased variance,
+/// eps inside the square root, as torch.nn.LayerNorm). Two passes per row for accuracy.
+template <class T>
+void layer_norm(const config& cfg, const parameters<T>& p, const Eigen::Ref<const table<T>>& pos, Index rows,
+                workspace<T>& ws) {
+  const Index d = cfg.d;
+  ws.xhat.resize(rows, d);
+  ws.x.resize(rows, d);
+  ws.rstd.resize(rows);
+  const T eps = static_cast<T>(cfg.ln_eps);
+  for (Index r = 0; r < rows; ++r) {
+    const auto row = pos.row(r);
+    const T mean = row.sum() / static_cast<T>(d);
+    const T var = (row.array() - mean).square().sum() / static_cast<T>(d);
+    const T rstd = T(1) / std::sqrt(var + eps);
+    ws.rstd[r] = rstd;
+    ws.xhat.row(r) = (row.array() - mean) * rstd;
+    ws.x.row(r) = ws.xhat.row(r).array() * p.pos_ln_weight.transpose().array() + p.pos_ln_bias.transpose().array();
+  }
+}
+
+/// ws.q = s (x W_q^T + b_q), ws.k = x W_k^T + b_k. The bias is written first and the GEMM
+/// accumulates onto it (scale folded into the GEMM's alpha): no extra pass over memory.
+template <class T>
+void project(const config& cfg, const parameters<T>& p, workspace<T>& ws) {
+  const Index rows = ws.x.rows();
+  const T s = static_cast<T>(cfg.scaling());
+  ws.q.resize(rows, cfg.d);
+  ws.k.resize(rows, cfg.d);
+  if (p.pos_q_bias.size() != 0)
+    ws.q.rowwise() = (s * p.pos_q_bias).transpose();
+  else
+    ws.q.setZero();
+  if (p.pos_k_bias.size() != 0)
+    ws.k.rowwise() = p.pos_k_bias.transpose();
+  else
+    ws.k.setZero();
+  ws.q.noalias() += (s * ws.x) * p.pos_q_weight.transpose();
+  ws.k.noalias() += ws.x * p.pos_k_weight.transpose();
+}
+
+template <class T>
+const std::vector<int>& cached_buckets(const config& cfg, Index n, workspace<T>& ws) {
+  if (ws.buckets_n != n || ws.buckets_spec.num_buckets != cfg.buckets.num_buckets ||
+      ws.buckets_spec.max_distance != cfg.buckets.max_distance ||
+      ws.buckets_spec.bidirectional != cfg.buckets.bidirectional) {
+    ws.buckets.resize(static_cast<std::size_t>(2 * n - 1));
+    for (Index k = 0; k < 2 * n - 1; ++k)
+      ws.buckets[static_cast<std::size_t>(k)] = bucket_unchecked(static_cast<std::int64_t>(k - (n - 1)), cfg.buckets);
+    ws.buckets_n = n;
+    ws.buckets_spec = cfg.buckets;
+  }
+  return ws.buckets;
+}
+
+/// The forward pass for validated inputs.
+template <class T>
+void compute_bias(const config& cfg, const parameters<T>& p, const Eigen::Ref<const table<T>>& pos, Index n,
+                  head_stack<T>& out, workspace<T>& ws) {
+  const Index H = cfg.heads;
+  const Index dh = cfg.head_dim();
+  const Index first = cfg.first_row();
+  layer_norm(cfg, p, pos, cfg.rows_needed(n), ws);
+  project(cfg, p, ws);
+  out.resize(H, n);
+  const std::vector<int>* buckets = cfg.relative ? &cached_buckets(cfg, n, ws) : nullptr;
+  if (cfg.relative) ws.toeplitz.resize(2 * n - 1);
+  for (Index h = 0; h < H; ++h) {
+    auto O = out.head(h);
+    if (cfg.relative) {
+      // Row i of the Toeplitz relative term is the slice [n-1-i, 2n-1-i) of the 2n-1 values.
+      for (Index k = 0; k < 2 * n - 1; ++k)
+        ws.toeplitz[k] = p.relative_attention_bias((*buckets)[static_cast<std::size_t>(k)], h);
+      for (Index i = 0; i < n; ++i) O.row(i) = ws.toeplitz.segment(n - 1 - i, n).transpose();
+    } else {
+      O.setZero();
+    }
+    const auto Qh = ws.q.block(first, h * dh, n, dh);
+    const auto Kh = ws.k.block(first, h * dh, n, dh);
+    O.noalias() += Qh * Kh.transpose();
+    if (cfg.cls == cls_reset::reference) {
+      const T theta1 = ws.q.row(0).segment(h * dh, dh).dot(ws.k.row(0).segment(h * dh, dh));
+      const T theta2 = ws.q.row(1).segment(h * dh, dh).dot(ws.k.row(1).segment(h * dh, dh));
+      const T r1 = cfg.relative ? p.relative_attention_bias(cfg.buckets.num_buckets / 2, h) : T(0);
+      const T r2 = cfg.relative ? p.relative_attention_bias(cfg.buckets.num_buckets, h) : T(0);
+      // column 0 first, then row 0 (which overwrites (0,0)), in the reference's order
+      O.col(0).setConstant(theta2 + r2);
+      O.row(0).setConstant(theta1 + r1);
+    } else if (cfg.cls == cls_reset::free) {
+      O.col(0).setConstant(p.theta2[h]);
+      O.row(0).setConstant(p.theta1[h]);
+    }
+  }
+}
+
+}  // namespace detail
+
+/// The positional term [H, n, n] of a length-n sequence into `out` (resized), reading the
+/// position table `pos` (any table: learned, sinusoidal, FLOATER output, a block of a longer
+/// one) instead of p.pos. `ws` holds the scratch buffers; reuse both to avoid allocations.
+/// Throws posenc::invalid_argument / shape_error / non_finite_error for bad inputs.
+template <class T>
+void positional_bias(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos, Index n, head_stack<T>& out,
+                     workspace<T>& ws) {
+  detail::validate_parameters(cfg, p, pos, n, "tupe::positional_bias");
+  detail::compute_bias(cfg, p, pos, n, out, ws);
+}
+
+/// The positional term [H, n, n] from the table p.pos.
+template <class T>
+[[nodiscard]] head_stack<T> positional_bias(const config& cfg, const parameters<T>& p, Index n) {
+  head_stack<T> out;
+  workspace<T> ws;
+  positional_bias(cfg, p, p.pos, n, out, ws);
+  return out;
+}
+
+/// The positional term [H, n, n] from the table `pos`.
+template <class T>
+[[nodiscard]] head_stack<T> positional_bias(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos,
+                                            Index n) {
+  head_stack<T> out;
+  workspace<T> ws;
+  positional_bias(cfg, p, pos, n, out, ws);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+/// Gradients of L with respect to the parameters and the table `pos`, given
+/// `upstream` = dL/d(bias) of shape [H, n, n] (n is read from it). The forward intermediates are
+/// recomputed. Entries overwritten by the [CLS] reset route their gradient to what produced the
+/// value kept: theta1/theta2 (free), p_0 / p_1 and buckets num_buckets/2, num_buckets (reference).
+template <class T>
+[[nodiscard]] gradients<T> positional_bias_backward(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos,
+                                                    const head_stack<T>& upstream) {
+  constexpr std::string_view where = "tupe::positional_bias_backward";
+  const Index n = upstream.size();
+  posenc::detail::require<shape_error>(upstream.heads() == cfg.heads, where, "upstream: expected ", cfg.heads,
+                               " heads (config.heads), got ", upstream.heads());
+  detail::validate_parameters(cfg, p, pos, n, where);
+  posenc::detail::require_finite(upstream.flat(), where, "upstream");
+
+  const Index H = cfg.heads, dh = cfg.head_dim(), d = cfg.d;
+  const Index first = cfg.first_row();
+  const Index rows = cfg.rows_needed(n);
+  workspace<T> ws;
+  detail::layer_norm(cfg, p, pos, rows, ws);
+  detail::project(cfg, p, ws);
+
+  gradients<T> g;
+  table<T> dq = table<T>::Zero(rows, d);  // dL/dq for q = s (x Wq^T + bq)
+  table<T> dk = table<T>::Zero(rows, d);
+  if (cfg.relative) g.relative_attention_bias = matrix<T>::Zero(cfg.buckets.num_buckets + 1, H);
+  if (cfg.cls == cls_reset::free) {
+    g.theta1 = vector<T>::Zero(H);
+    g.theta2 = vector<T>::Zero(H);
+  }
+  const std::vector<int>* buckets = cfg.relative ? &detail::cached_buckets(cfg, n, ws) : nullptr;
+  vector<T> diag(2 * n - 1);
+  // With a reset, row 0 and column 0 are replaced: the untied product and the Toeplitz term
+  // only reach the "core" entries i, j >= 1.
+  const Index c0 = cfg.cls == cls_reset::off ? 0 : 1;
+  const Index nc = n - c0;
+  for (Index h = 0; h < H; ++h) {
+    const auto G = upstream.head(h);
+    const auto Gc = G.bottomRightCorner(nc, nc);
+    if (nc > 0) {
+      dq.block(first + c0, h * dh, nc, dh).noalias() += Gc * ws.k.block(first + c0, h * dh, nc, dh);
+      dk.block(first + c0, h * dh, nc, dh).noalias() += Gc.transpose() * ws.q.block(first + c0, h * dh, nc, dh);
+    }
+    const T c1 = G.row(0).sum();                          // [CLS] -> others
+    const T c2 = n > 1 ? G.col(0).tail(n - 1).sum() : T(0);  // others -> [CLS]
+    if (cfg.cls == cls_reset::reference) {
+      dq.row(0).segment(h * dh, dh) += c1 * ws.k.row(0).segment(h * dh, dh);
+      dk.row(0).segment(h * dh, dh) += c1 * ws.q.row(0).segment(h * dh, dh);
+      dq.row(1).segment(h * dh, dh) += c2 * ws.k.row(1).segment(h * dh, dh);
+      dk.row(1).segment(h * dh, dh) += c2 * ws.q.row(1).segment(h * dh, dh);
+    } else if (cfg.cls == cls_reset::free) {
+      g.theta1[h] = c1;
+      g.theta2[h] = c2;
+    }
+    if (cfg.relative) {
+      diag.setZero();
+      for (Index i = c0; i < n; ++i)
+        for (Index j = c0; j < n; ++j) diag[j - i + n - 1] += G(i, j);
+      for (Index k = 0; k < 2 * n - 1; ++k)
+        g.relative_attention_bias((*buckets)[static_cast<std::size_t>(k)], h) += diag[k];
+      if (cfg.cls == cls_reset::reference) {
+        g.relative_attention_bias(cfg.buckets.num_buckets / 2, h) += c1;
+        g.relative_attention_bias(cfg.buckets.num_buckets, h) += c2;
+      }
+    }
+  }
+  // q = s (x Wq^T + bq):  dWq = s dq^T x, dbq = s colsum(dq), dx += s dq Wq
+  const T s = static_cast<T>(cfg.scaling());
+  dq *= s;
+  g.pos_q_weight.noalias() = dq.transpose() * ws.x;
+  g.pos_k_weight.noalias() = dk.transpose() * ws.x;
+  if (p.pos_q_bias.size() != 0) g.pos_q_bias = dq.colwise().sum().transpose();
+  if (p.pos_k_bias.size() != 0) g.pos_k_bias = dk.colwise().sum().transpose();
+  table<T> dx(rows, d);
+  dx.noalias() = dq * p.pos_q_weight;
+  dx.noalias() += dk * p.pos_k_weight;
+  // LayerNorm: x = gamma xhat + beta, xhat = (p - mean) rstd
+  g.pos_ln_bias = dx.colwise().sum().transpose();
+  g.pos_ln_weight = (dx.array() * ws.xhat.array()).colwise().sum().transpose();
+  g.pos.resize(rows, d);
+  for (Index r = 0; r < rows; ++r) {
+    const auto dxhat = (dx.row(r).array() * p.pos_ln_weight.transpose().array()).eval();
+    const T m1 = dxhat.sum() / static_cast<T>(d);
+    const T m2 = (dxhat * ws.xhat.row(r).array()).sum() / static_cast<T>(d);
+    g.pos.row(r) = ws.rstd[r] * (dxhat - m1 - ws.xhat.row(r).array() * m2);
+  }
+  return g;
+}
+
+/// Gradients with the table p.pos.
+template <class T>
+[[nodiscard]] gradients<T> positional_bias_backward(const config& cfg, const parameters<T>& p,
+                                                    const head_stack<T>& upstream) {
+  return positional_bias_backward(cfg, p, p.pos, upstream);
+}
+
+// ---------------------------------------------------------------------------------------------
+/// The positional term computed once per sequence length and shared by every layer: get(n)
+/// computes it on the first request for n and afterwards returns the same object. References
+/// stay valid until clear() or set_parameters(). get() is safe to call from several threads.
+template <class T>
+class positional_bias_cache {
+ public:
+  /// Validates cfg and params (all rows of params.pos) once.
+  positional_bias_cache(const config& cfg, parameters<T> params) : m_cfg(cfg), m_params(std::move(params)) {
+    detail::validate_parameters(m_cfg, m_params, m_params.pos, -1, "tupe::positional_bias_cache");
+  }
+
+  /// The [H, n, n] positional term for length n; throws if n < 1 or n > max_length().
+  [[nodiscard]] const head_stack<T>& get(Index n) {
+    posenc::detail::require(n >= 1 && n <= max_length(), "tupe::positional_bias_cache::get", "n: expected 1 <= n <= ",
+                    max_length(), " (rows of pos", m_cfg.cls == cls_reset::reference ? " minus one" : "", "), got ", n);
+    std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_cache.find(n);
+    if (it != m_cache.end()) return *it->second;
+    auto entry = std::make_unique<head_stack<T>>();
+    detail::compute_bias(m_cfg, m_params, m_params.pos, n, *entry, m_ws);
+    ++m_computations;
+    return *m_cache.emplace(n, std::move(entry)).first->second;
+  }
+  /// Longest sequence the table supports.
+  [[nodiscard]] Index max_length() const noexcept { return m_params.pos.rows() - m_cfg.first_row(); }
+  /// Replaces the parameters (validated) and drops every cached term.
+  void set_parameters(parameters<T> params) {
+    detail::validate_parameters(m_cfg, params, params.pos, -1, "tupe::positional_bias_cache::set_parameters");
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_params = std::move(params);
+    m_cache.clear();
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_cache.clear();
+  }
+  [[nodiscard]] const config& cfg() const noexcept { return m_cfg; }
+  [[nodiscard]] const parameters<T>& params() const noexcept { return m_params; }
+  /// How many times a term was computed (each length once until clear()).
+  [[nodiscard]] std::size_t computations() const noexcept { return m_computations; }
+
+ private:
+  config m_cfg;
+  parameters<T> m_params;
+  std::map<Index, std::unique_ptr<head_stack<T>>> m_cache;
+  workspace<T> m_ws;
+  std::size_t m_computations = 0;
+  std::mutex m_mutex;
+};
+
+}  // namespace posenc::tupe

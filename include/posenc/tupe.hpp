@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: MIT
+// TUPE: untied positional correlation, T5 relative buckets and the [CLS] reset (Ke, He & Liu,
+// ICLR 2021), with the semantics of the released code. See docs/tupe.md.
+#pragma once
+
+#include <posenc/encoding/relative_bucket.hpp>  // IWYU pragma: export
+#include <posenc/encoding/tupe.hpp>             // IWYU pragma: export
+#include <posenc/encoding/tupe_attention.hpp>   // IWYU pragma: export
