@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+// A dependency-free PNG writer: 8-bit RGB images, and heatmaps of a row-major table through a
+// colormap (viridis, gray, or a blue-white-red diverging map for signed data). The zlib stream
+// uses stored (uncompressed) deflate blocks, so files are about 3 bytes per pixel; CRC-32 and
+// Adler-32 are computed here. Standard library only.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <posenc/core/error.hpp>
+#include <posenc/io/detail/bytes.hpp>
+
+namespace posenc::io {
+
+/// Colormaps of write_png_heatmap.
+enum class colormap : std::uint8_t {
+  viridis,    ///< perceptually uniform dark blue -> green -> yellow (matplotlib's default)
+  gray,       ///< black (low) -> white (high)
+  diverging,  ///< blue (low) -> light gray (middle) -> red (high): Moreland's cool-warm, for signed data
+};
+
+/// A closed value range [lo, hi] mapped onto the colormap.
+struct value_range {
+  double lo = 0;
+  double hi = 1;
+};
+
+struct heatmap_options {
+  colormap map = colormap::viridis;
+  /// Fixed range (values outside are clamped); if empty, the data's [min, max], or for the
+  /// diverging map the symmetric [-max|x|, max|x|] so that zero is the middle color.
+  std::optional<value_range> range = std::nullopt;
+  /// Each value becomes a pixel_size x pixel_size square (for small tables).
+  std::size_t pixel_size = 1;
+};
+
+namespace detail {
+
+/// CRC-32 (ISO-HDLC: reflected polynomial 0xEDB88320, init and xorout 0xFFFFFFFF), as PNG uses.
+class crc32 {
+ public:
+  void update(const std::byte* p, std::size_t n) noexcept {
+    static constexpr auto table = [] {
+      std::array<std::uint32_t, 256> t{};
+      for (std::uint32_t i = 0; i < 256; ++i) {
+        std::uint32_t c = i;
+        for (int k = 0; k < 8; ++k) c = (c & 1u) ? (0xEDB88320u ^ (c >> 1)) : (c >> 1);
+        t[i] = c;
+      }
+      return t;
+    }();
+    std::uint32_t c = m_c;
+    for (std::size_t i = 0; i < n; ++i) c = table[(c ^ std::to_integer<std::uint32_t>(p[i])) & 0xFFu] ^ (c >> 8);
+    m_c = c;
+  }
+  [[nodiscard]] std::uint32_t value() const noexcept { return m_c ^ 0xFFFFFFFFu; }
+
+ private:
+  std::uint32_t m_c = 0xFFFFFFFFu;
+};
+
+/// Adler-32 of zlib (RFC 1950).
+class adler32 {
+ public:
+  void update(const std::byte* p, std::size_t n) noexcept {
+    constexpr std::uint32_t mod = 65521;
+    while (n > 0) {
+      const std::size_t chunk = std::min<std::size_t>(n, 5552);  // largest run without uint32 overflow
+      for (std::size_t i = 0; i < chunk; ++i) {
+        m_a += std::to_integer<std::uint32_t>(p[i]);
+        m_b += m_a;
+      }
+      m_a %= mod;
+      m_b %= mod;
+      p += chunk;
+      n -= chunk;
+    }
+  }
+  [[nodiscard]] std::uint32_t value() const noexcept { return (m_b << 16) | m_a; }
+
+ private:
+  std::uint32_t m_a = 1, m_b = 0;
+};
+
+inline void append_be32(std::vector<std::byte>& out, std::uint32_t v) {
+  for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<std::byte>((v >> s) & 0xFFu));
+}
+
+inline void png_chunk(std::vector<std::byte>& out, std::string_view type, const std::byte* data, std::size_t n) {
+  append_be32(out, static_cast<std::uint32_t>(n));
+  const std::size_t type_at = out.size();
+  append_bytes(out, type);
+  out.insert(out.end(), data, data + n);
+  crc32 c;
+  c.update(out.data() + type_at, 4 + n);
+  append_be32(out, c.value());
+}
+
+/// Encode 8-bit RGB pixels (row-major, 3 bytes per pixel). IDAT chunks hold at most max_idat bytes.
+inline std::vector<std::byte> png_encode_rgb(std::span<const std::uint8_t> rgb, std::size_t width,
+                                             std::size_t height, std::size_t max_idat = std::size_t{1} << 20) {
+  // Scanlines with filter type 0 (None) in front of each row.
+  const std::size_t row = 3 * width + 1;
+  const std::size_t raw_size = row * height;
+  // zlib stream: 2-byte header, stored blocks of <= 65535 bytes (5-byte block headers), Adler-32.
+  constexpr std::size_t block = 65535;
+  const std::size_t blocks = (raw_size + block - 1) / block;
+  std::vector<std::byte> z;
+  z.reserve(2 + raw_size + 5 * blocks + 4);
+  z.push_back(std::byte{0x78});  // CM = 8 (deflate), CINFO = 7 (32 KiB window)
+  z.push_back(std::byte{0x01});  // FLEVEL = 0, no dictionary; 0x7801 is a multiple of 31
+  adler32 ad;
+  std::vector<std::byte> scan(row);
+  std::size_t in_block = 0;  // bytes left in the current stored block
+  std::size_t emitted = 0;
+  for (std::size_t y = 0; y < height; ++y) {
+    scan[0] = std::byte{0};
+    for (std::size_t k = 0; k < 3 * width; ++k) scan[1 + k] = static_cast<std::byte>(rgb[y * 3 * width + k]);
+    ad.update(scan.data(), row);
+    std::size_t at = 0;
+    while (at < row) {
+      if (in_block == 0) {
+        const std::size_t len = std::min(block, raw_size - emitted);
+        const bool last = emitted + len == raw_size;
+        z.push_back(static_cast<std::byte>(last ? 1 : 0));  // BFINAL, BTYPE = 00 (stored)
+        append_le(z, static_cast<std::uint16_t>(len));
+        append_le(z, static_cast<std::uint16_t>(~len & 0xFFFFu));
+        in_block = len;
+      }
+      const std::size_t take = std::min(in_block, row - at);
+      z.insert(z.end(), scan.begin() + static_cast<std::ptrdiff_t>(at),
+               scan.begin() + static_cast<std::ptrdiff_t>(at + take));
+      at += take;
+      in_block -= take;
+      emitted += take;
+    }
+  }
+  append_be32(z, ad.value());
+
+  std::vector<std::byte> out;
+  out.reserve(z.size() + 64 + 12 * (z.size() / max_idat + 1));
+  for (int c : {0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A}) out.push_back(static_cast<std::byte>(c));
+  std::vector<std::byte> ihdr;
+  append_be32(ihdr, static_cast<std::uint32_t>(width));
+  append_be32(ihdr, static_cast<std::uint32_t>(height));
+  for (unsigned char c : {8, 2, 0, 0, 0}) ihdr.push_back(std::byte{c});  // depth 8, RGB, deflate, filter 0, no interlace
+  png_chunk(out, "IHDR", ihdr.data(), ihdr.size());
+  for (std::size_t at = 0; at < z.size(); at += max_idat)
+    png_chunk(out, "IDAT", z.data() + at, std::min(max_idat, z.size() - at));
+  png_chunk(out, "IEND", nullptr, 0);
+  return out;
+}
+
+inline void check_png_size(std::size_t width, std::size_t height, std::string_view where) {
+  constexpr std::size_t png_max = 0x7FFFFFFF;  // PNG: width and height fit in 31 bits
+  posenc::detail::require(width > 0 && height > 0, where, "image must be at least 1 x 1, got ", width, " x ", height);
+  posenc::detail::require(width <= png_max && height <= png_max, where, "PNG width and height are at most ", png_max,
+                          ", got ", width, " x ", height);
+  // keep the raw scanlines (and the RGB buffer) addressable
+  const std::size_t max = std::numeric_limits<std::size_t>::max() / 4;
+  posenc::detail::require(width <= (max - 1) / 3 && height <= max / (3 * width + 1), where, "image of ", width, " x ",
+                          height, " pixels is too large");
+}
+
+}  // namespace detail
+
+/// The color of t in [0, 1] (clamped) under a colormap, as 8-bit RGB.
+/// viridis: piecewise-linear through matplotlib's viridis sampled at t = k/9 (k = 0..9);
+/// gray: round(255 t); diverging: (59, 76, 192) -> (221, 221, 221) at t = 1/2 -> (180, 4, 38).
+[[nodiscard]] inline std::array<std::uint8_t, 3> colormap_rgb(colormap map, double t) noexcept {
+  if (!(t >= 0)) t = 0;  // also maps NaN to 0
+  if (t > 1) t = 1;
+  using stop = std::array<double, 3>;
+  auto lerp = [](const stop& a, const stop& b, double s) {
+    std::array<std::uint8_t, 3> c{};
+    for (int k = 0; k < 3; ++k) c[k] = static_cast<std::uint8_t>(std::lround(a[k] + (b[k] - a[k]) * s));
+    return c;
+  };
+  switch (map) {
+    case colormap::gray: {
+      const auto g = static_cast<std::uint8_t>(std::lround(255.0 * t));
+      return {g, g, g};
+    }
+    case colormap::diverging: {
+      static constexpr stop lo{59, 76, 192}, mid{221, 221, 221}, hi{180, 4, 38};
+      return t <= 0.5 ? lerp(lo, mid, 2 * t) : lerp(mid, hi, 2 * t - 1);
+    }
+    case colormap::viridis:
+    default: {
+      static constexpr stop v[10] = {{0x44, 0x01, 0x54}, {0x48, 0x28, 0x78}, {0x3E, 0x4A, 0x89}, {0x31, 0x68, 0x8E},
+                                     {0x26, 0x82, 0x8E}, {0x1F, 0x9E, 0x89}, {0x35, 0xB7, 0x79}, {0x6D, 0xCD, 0x59},
+                                     {0xB4, 0xDE, 0x2C}, {0xFD, 0xE7, 0x25}};
+      const double x = 9 * t;
+      const auto i = std::min<std::size_t>(static_cast<std::size_t>(x), 8);
+      return lerp(v[i], v[i + 1], x - static_cast<double>(i));
+    }
+  }
+}
+
+/// The bytes of a PNG file of 8-bit RGB pixels (rgb: row-major, 3 bytes per pixel, top row first).
+/// Throws posenc::invalid_argument for an empty or oversized image, posenc::shape_error if
+/// rgb.size() != 3 * width * height.
+[[nodiscard]] inline std::vector<std::byte> png_rgb_bytes(std::span<const std::uint8_t> rgb, std::size_t width,
+                                                          std::size_t height) {
+  detail::check_png_size(width, height, "png_rgb_bytes");
+  posenc::detail::require<shape_error>(rgb.size() == 3 * width * height, "png_rgb_bytes", "rgb must hold 3 * ",
+                                       width, " * ", height, " = ", 3 * width * height, " bytes, got ", rgb.size());
+  return detail::png_encode_rgb(rgb, width, height);
+}
+
+/// Write 8-bit RGB pixels as a PNG file. Errors as png_rgb_bytes, plus posenc::io_error on write failure.
+inline void write_png_rgb(const std::filesystem::path& path, std::span<const std::uint8_t> rgb, std::size_t width,
+                          std::size_t height) {
+  detail::check_png_size(width, height, "write_png_rgb");
+  posenc::detail::require<shape_error>(rgb.size() == 3 * width * height, "write_png_rgb", "rgb must hold 3 * ",
+                                       width, " * ", height, " = ", 3 * width * height, " bytes, got ", rgb.size());
+  const auto png = detail::png_encode_rgb(rgb, width, height);
+  detail::write_file(path, png, {}, "write_png_rgb");
+}
+
+/// The RGB pixels of a heatmap of a row-major rows x cols table (row i = image row i, top first):
+/// (rows * pixel_size) x (cols * pixel_size) pixels.
+/// Throws posenc::invalid_argument (null data, empty table, bad range or pixel_size, too large) and
+/// posenc::non_finite_error naming the first NaN/Inf entry.
+template <class T>
+[[nodiscard]] std::vector<std::uint8_t> heatmap_rgb(const T* data, std::size_t rows, std::size_t cols,
+                                                    const heatmap_options& opt = {}) {
+  static_assert(std::is_arithmetic_v<T>, "posenc::io::heatmap_rgb: T must be arithmetic");
+  constexpr std::string_view where = "heatmap_rgb";
+  posenc::detail::require(data != nullptr, where, "data must not be null");
+  posenc::detail::require(rows > 0 && cols > 0, where, "table must be at least 1 x 1, got ", rows, " x ", cols);
+  posenc::detail::require(opt.pixel_size > 0 && opt.pixel_size <= 4096, where, "pixel_size must be in [1, 4096], got ",
+                          opt.pixel_size);
+  posenc::detail::require(cols <= std::numeric_limits<std::size_t>::max() / opt.pixel_size &&
+                              rows <= std::numeric_limits<std::size_t>::max() / opt.pixel_size,
+                          where, "image of ", rows, " x ", cols, " values at pixel_size ", opt.pixel_size, " is too large");
+  const std::size_t w = cols * opt.pixel_size, h = rows * opt.pixel_size;
+  detail::check_png_size(w, h, where);
+  double lo = 0, hi = 0;
+  bool first = true;
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) {
+      const auto x = static_cast<double>(data[i * cols + j]);
+      if (!std::isfinite(x))
+        posenc::detail::fail<non_finite_error>(where, "value at row ", i, ", column ", j, " is ", x);
+      if (first || x < lo) lo = x;
+      if (first || x > hi) hi = x;
+      first = false;
+    }
+  if (opt.range) {
+    lo = opt.range->lo;
+    hi = opt.range->hi;
+    posenc::detail::require(std::isfinite(lo) && std::isfinite(hi) && lo < hi, where,
+                            "range must be finite with lo < hi, got [", lo, ", ", hi, "]");
+  } else if (opt.map == colormap::diverging) {
+    const double m = std::max(std::abs(lo), std::abs(hi));
+    lo = -m;
+    hi = m;
+  }
+  const double span = hi - lo;
+  std::vector<std::uint8_t> rgb(3 * w * h);
+  const std::size_t ps = opt.pixel_size;
+  for (std::size_t i = 0; i < rows; ++i) {
+    std::uint8_t* line = rgb.data() + 3 * w * (i * ps);
+    for (std::size_t j = 0; j < cols; ++j) {
+      const auto x = static_cast<double>(data[i * cols + j]);
+      const double t = span > 0 ? (x - lo) / span : 0.5;  // a constant table gets the middle color
+      const auto c = colormap_rgb(opt.map, t);
+      for (std::size_t q = 0; q < ps; ++q) std::copy(c.begin(), c.end(), line + 3 * (j * ps + q));
+    }
+    for (std::size_t r = 1; r < ps; ++r) std::copy(line, line + 3 * w, line + 3 * w * r);
+  }
+  return rgb;
+}
+
+/// Write a heatmap of a row-major rows x cols table as a PNG file (see heatmap_rgb).
+template <class T>
+void write_png_heatmap(const std::filesystem::path& path, const T* data, std::size_t rows, std::size_t cols,
+                       const heatmap_options& opt = {}) {
+  const auto rgb = heatmap_rgb(data, rows, cols, opt);
+  write_png_rgb(path, rgb, cols * opt.pixel_size, rows * opt.pixel_size);
+}
+
+}  // namespace posenc::io
