@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: MIT
+// Header-only FFT used by the Toeplitz/circulant products: a mixed-radix (4, 2, 3, 5 and generic
+// odd radices up to 13) Stockham transform on split (re[], im[]) arrays with twiddles precomputed
+// in a plan, Bluestein's chirp-z algorithm for sizes with a larger prime factor, and real-input
+// (r2c / c2r) transforms built on a half-length complex transform. No runtime library.
+//
+// Conventions (the same as FFTW and NumPy):
+//   forward:  X_k = sum_j x_j exp(-2 pi i j k / n)
+//   inverse:  x_j = sum_k X_k exp(+2 pi i j k / n)      (unnormalised: inverse(forward(x)) = n x)
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <numbers>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include <posenc/core/error.hpp>
+
+namespace posenc::fft {
+
+/// Smallest m >= n whose prime factors are all in {2, 3, 5} (the sizes the plan runs fastest).
+[[nodiscard]] inline std::size_t next_fast_size(std::size_t n) {
+  posenc::detail::require(n <= (std::size_t{1} << 52), "fft::next_fast_size", "n must be <= 2^52, got ", n);
+  if (n <= 1) return 1;
+  for (std::size_t m = n;; ++m) {
+    std::size_t r = m;
+    for (std::size_t p : {2u, 3u, 5u})
+      while (r % p == 0) r /= p;
+    if (r == 1) return m;
+  }
+}
+
+namespace detail {
+
+/// exp(-2 pi i num / den) in long double, rounded once to T (num reduced mod den first).
+template <class T>
+inline void root(std::uint64_t num, std::uint64_t den, T& re, T& im) {
+  num %= den;
+  const long double a = -2.0L * std::numbers::pi_v<long double> * static_cast<long double>(num) /
+                        static_cast<long double>(den);
+  re = static_cast<T>(std::cos(a));
+  im = static_cast<T>(std::sin(a));
+}
+
+struct stage {
+  unsigned radix;      // R
+  std::size_t ns;      // product of the radices of the previous stages
+  std::size_t tw;      // offset of this stage's (R-1)*ns twiddles
+  std::size_t gen;     // offset of the R roots of unity (generic radices only)
+};
+
+constexpr unsigned max_generic_radix = 13;
+
+// ---- butterflies (forward sign) on R scalars held in registers ----------------------------
+template <class T>
+inline void bfly2(T* ar, T* ai) {
+  const T r = ar[0] - ar[1], i = ai[0] - ai[1];
+  ar[0] += ar[1];
+  ai[0] += ai[1];
+  ar[1] = r;
+  ai[1] = i;
+}
+
+template <class T>
+inline void bfly3(T* ar, T* ai) {
+  constexpr T s = static_cast<T>(0.866025403784438646763723170752936183L);  // sin(2 pi / 3)
+  const T t1r = ar[1] + ar[2], t1i = ai[1] + ai[2];
+  const T t2r = ar[1] - ar[2], t2i = ai[1] - ai[2];
+  const T mr = ar[0] - T(0.5) * t1r, mi = ai[0] - T(0.5) * t1i;
+  ar[0] += t1r;
+  ai[0] += t1i;
+  ar[1] = mr + s * t2i;
+  ai[1] = mi - s * t2r;
+  ar[2] = mr - s * t2i;
+  ai[2] = mi + s * t2r;
+}
+
+template <class T>
+inline void bfly4(T* ar, T* ai) {
+  const T t0r = ar[0] + ar[2], t0i = ai[0] + ai[2];
+  const T t1r = ar[0] - ar[2], t1i = ai[0] - ai[2];
+  const T t2r = ar[1] + ar[3], t2i = ai[1] + ai[3];
+  const T t3r = ar[1] - ar[3], t3i = ai[1] - ai[3];
+  ar[0] = t0r + t2r;
+  ai[0] = t0i + t2i;
+  ar[2] = t0r - t2r;
+  ai[2] = t0i - t2i;
+  ar[1] = t1r + t3i;  // t1 - i t3
+  ai[1] = t1i - t3r;
+  ar[3] = t1r - t3i;  // t1 + i t3
+  ai[3] = t1i + t3r;
+}
+
+template <class T>
+inline void bfly5(T* ar, T* ai) {
+  constexpr T c1 = static_cast<T>(0.309016994374947424102293417182819059L);   // cos(2 pi / 5)
+  constexpr T c2 = static_cast<T>(-0.809016994374947424102293417182819059L);  // cos(4 pi / 5)
+  constexpr T s1 = static_cast<T>(0.951056516295153572116439333379382143L);   // sin(2 pi / 5)
+  constexpr T s2 = static_cast<T>(0.587785252292473129168705954639072769L);   // sin(4 pi / 5)
+  const T t1r = ar[1] + ar[4], t1i = ai[1] + ai[4];
+  const T t2r = ar[2] + ar[3], t2i = ai[2] + ai[3];
+  const T t3r = ar[1] - ar[4], t3i = ai[1] - ai[4];
+  const T t4r = ar[2] - ar[3], t4i = ai[2] - ai[3];
+  const T m1r = ar[0] + c1 * t1r + c2 * t2r, m1i = ai[0] + c1 * t1i + c2 * t2i;
+  const T m2r = ar[0] + c2 * t1r + c1 * t2r, m2i = ai[0] + c2 * t1i + c1 * t2i;
+  const T n1r = s1 * t3r + s2 * t4r, n1i = s1 * t3i + s2 * t4i;
+  const T n2r = s2 * t3r - s1 * t4r, n2i = s2 * t3i - s1 * t4i;
+  ar[0] += t1r + t2r;
+  ai[0] += t1i + t2i;
+  ar[1] = m1r + n1i;  // m1 - i n1
+  ai[1] = m1i - n1r;
+  ar[4] = m1r - n1i;  // m1 + i n1
+  ai[4] = m1i + n1r;
+  ar[2] = m2r + n2i;  // m2 - i n2
+  ai[2] = m2i - n2r;
+  ar[3] = m2r - n2i;  // m2 + i n2
+  ai[3] = m2i + n2r;
+}
+
+template <unsigned R, class T>
+inline void bfly(T* ar, T* ai) {
+  if constexpr (R == 2) bfly2(ar, ai);
+  else if constexpr (R == 3) bfly3(ar, ai);
+  else if constexpr (R == 4) bfly4(ar, ai);
+  else bfly5(ar, ai);
+}
+
+/// One Stockham stage of radix R (Govindaraju et al. 2008 indexing): for j = b*ns + t,
+/// load in[j + r*N/R], twiddle by exp(-2 pi i r t / (ns R)), DFT_R, store out[b*ns*R + t + r*ns].
+template <unsigned R, class T>
+inline void stage_fixed(std::size_t n, std::size_t ns, const T* __restrict ir, const T* __restrict ii,
+                        T* __restrict orr, T* __restrict oi, const T* __restrict twr, const T* __restrict twi) {
+  const std::size_t q = n / R;
+  if (ns == 1) {
+    for (std::size_t b = 0; b < q; ++b) {
+      T ar[R], ai[R];
+      for (unsigned r = 0; r < R; ++r) {
+        ar[r] = ir[b + r * q];
+        ai[r] = ii[b + r * q];
+      }
+      bfly<R>(ar, ai);
+      for (unsigned r = 0; r < R; ++r) {
+        orr[b * R + r] = ar[r];
+        oi[b * R + r] = ai[r];
+      }
+    }
+    return;
+  }
+  const std::size_t nb = q / ns;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const T* __restrict ir0 = ir + b * ns;
+    const T* __restrict ii0 = ii + b * ns;
+    T* __restrict or0 = orr + b * ns * R;
+    T* __restrict oi0 = oi + b * ns * R;
+    for (std::size_t t = 0; t < ns; ++t) {
+      T ar[R], ai[R];
+      ar[0] = ir0[t];
+      ai[0] = ii0[t];
+      for (unsigned r = 1; r < R; ++r) {
+        const T xr = ir0[t + r * q], xi = ii0[t + r * q];
+        const T wr = twr[(r - 1) * ns + t], wi = twi[(r - 1) * ns + t];
+        ar[r] = xr * wr - xi * wi;
+        ai[r] = xr * wi + xi * wr;
+      }
+      bfly<R>(ar, ai);
+      for (unsigned r = 0; r < R; ++r) {
+        or0[t + r * ns] = ar[r];
+        oi0[t + r * ns] = ai[r];
+      }
+    }
+  }
+}
+
+/// Generic odd radix R <= max_generic_radix: an O(R^2) DFT per butterfly with tabulated roots.
+template <class T>
+inline void stage_generic(unsigned R, std::size_t n, std::size_t ns, const T* ir, const T* ii, T* orr, T* oi,
+                          const T* twr, const T* twi, const T* cr, const T* ci) {
+  const std::size_t q = n / R;
+  const std::size_t nb = q / ns;
+  T ar[max_generic_radix], ai[max_generic_radix];
+  for (std::size_t b = 0; b < nb; ++b) {
+    for (std::size_t t = 0; t < ns; ++t) {
+      const std::size_t j = b * ns + t;
+      ar[0] = ir[j];
+      ai[0] = ii[j];
+      for (unsigned r = 1; r < R; ++r) {
+        const T xr = ir[j + r * q], xi = ii[j + r * q];
+        const T wr = twr[(r - 1) * ns + t], wi = twi[(r - 1) * ns + t];
+        ar[r] = xr * wr - xi * wi;
+        ai[r] = xr * wi + xi * wr;
+      }
+      for (unsigned k = 0; k < R; ++k) {
+        T sr = 0, si = 0;
+        for (unsigned r = 0; r < R; ++r) {
+          const unsigned e = (r * k) % R;
+          sr += ar[r] * cr[e] - ai[r] * ci[e];
+          si += ar[r] * ci[e] + ai[r] * cr[e];
+        }
+        orr[b * ns * R + t + k * ns] = sr;
+        oi[b * ns * R + t + k * ns] = si;
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+/// A complex FFT of one size n >= 1. It owns its twiddles and work buffers, so transforms do
+/// not allocate; a plan is therefore not safe to use from two threads at once (use one per thread).
+template <std::floating_point T>
+class plan {
+ public:
+  explicit plan(std::size_t n) : m_n(n) {
+    posenc::detail::require(n >= 1, "fft::plan", "size n must be >= 1, got ", n);
+    posenc::detail::require(n <= (std::size_t{1} << 40), "fft::plan", "size n must be <= 2^40, got ", n);
+    std::size_t rest = n;
+    std::vector<unsigned> radices;
+    while (rest % 4 == 0) { radices.push_back(4); rest /= 4; }
+    while (rest % 2 == 0) { radices.push_back(2); rest /= 2; }
+    for (unsigned p : {3u, 5u, 7u, 11u, 13u})
+      while (rest % p == 0) { radices.push_back(p); rest /= p; }
+    if (rest != 1) {
+      init_bluestein();
+      return;
+    }
+    // Radix-2 stage last (largest ns) keeps the short-inner-loop stage count low.
+    std::stable_sort(radices.begin(), radices.end(), [](unsigned a, unsigned b) { return a > b && b == 2; });
+    std::size_t ns = 1;
+    for (unsigned r : radices) {
+      detail::stage s{r, ns, m_twr.size(), m_genr.size()};
+      for (unsigned k = 1; k < r; ++k)
+        for (std::size_t t = 0; t < ns; ++t) {
+          T wr, wi;
+          detail::root(std::uint64_t(k) * t, std::uint64_t(ns) * r, wr, wi);
+          m_twr.push_back(wr);
+          m_twi.push_back(wi);
+        }
+      if (r != 2 && r != 3 && r != 4 && r != 5)
+        for (unsigned e = 0; e < r; ++e) {
+          T wr, wi;
+          detail::root(e, r, wr, wi);
+          m_genr.push_back(wr);
+          m_geni.push_back(wi);
+        }
+      m_stages.push_back(s);
+      m_factors.push_back(r);
+      ns *= r;
+    }
+    m_wr.assign(n, T(0));
+    m_wi.assign(n, T(0));
+    m_ur.assign(n, T(0));
+    m_ui.assign(n, T(0));
+  }
+
+  plan(const plan& o) : plan(o.m_n) {}
+  plan& operator=(const plan& o) {
+    if (this != &o) *this = plan(o.m_n);
+    return *this;
+  }
+  plan(plan&&) noexcept = default;
+  plan& operator=(plan&&) noexcept = default;
+  ~plan() = default;
+
+  [[nodiscard]] std::size_t size() const noexcept { return m_n; }
+  /// Radices of the Stockham stages (empty when the plan uses Bluestein, or n = 1).
+  [[nodiscard]] const std::vector<unsigned>& factors() const noexcept { return m_factors; }
+  [[nodiscard]] bool uses_bluestein() const noexcept { return m_sub != nullptr; }
+
+  /// In-place forward transform of the split array (re[0..n), im[0..n)).
+  void forward(T* re, T* im) { run(re, im); }
+  /// In-place unnormalised inverse transform (sign +1): the forward transform with re and im swapped.
+  void inverse(T* re, T* im) { run(im, re); }
+
+  /// Interleaved complex arrays (in == out allowed). Copies through the plan's split buffers.
+  void forward(const std::complex<T>* in, std::complex<T>* out) { interleaved(in, out, false); }
+  void inverse(const std::complex<T>* in, std::complex<T>* out) { interleaved(in, out, true); }
+
+  /// Convenience (allocates the result).
+  [[nodiscard]] std::vector<std::complex<T>> forward(std::span<const std::complex<T>> x) {
+    check_size(x.size(), "fft::plan::forward");
+    std::vector<std::complex<T>> y(m_n);
+    forward(x.data(), y.data());
+    return y;
+  }
+  [[nodiscard]] std::vector<std::complex<T>> inverse(std::span<const std::complex<T>> x) {
+    check_size(x.size(), "fft::plan::inverse");
+    std::vector<std::complex<T>> y(m_n);
+    inverse(x.data(), y.data());
+    return y;
+  }
+
+ private:
+  void check_size(std::size_t got, const char* where) const {
+    posenc::detail::require<shape_error>(got == m_n, where, "input length must equal the plan size ", m_n,
+                                         ", got ", got);
+  }
+
+  void interleaved(const std::complex<T>* in, std::complex<T>* out, bool inv) {
+    if (m_ur.size() != m_n) {
+      m_ur.assign(m_n, T(0));
+      m_ui.assign(m_n, T(0));
+    }
+    for (std::size_t j = 0; j < m_n; ++j) {
+      m_ur[j] = in[j].real();
+      m_ui[j] = in[j].imag();
+    }
+    if (inv) inverse(m_ur.data(), m_ui.data());
+    else forward(m_ur.data(), m_ui.data());
+    for (std::size_t j = 0; j < m_n; ++j) out[j] = std::complex<T>(m_ur[j], m_ui[j]);
+  }
+
+  void run(T* re, T* im) {
+    if (m_sub) {
+      bluestein(re, im);
+      return;
+    }
+    T* sr = re;
+    T* si = im;
+    T* dr = m_wr.data();
+    T* di = m_wi.data();
+    for (const auto& s : m_stages) {
+      const T* twr = m_twr.data() + s.tw;
+      const T* twi = m_twi.data() + s.tw;
+      switch (s.radix) {
+        case 2: detail::stage_fixed<2>(m_n, s.ns, sr, si, dr, di, twr, twi); break;
+        case 3: detail::stage_fixed<3>(m_n, s.ns, sr, si, dr, di, twr, twi); break;
+        case 4: detail::stage_fixed<4>(m_n, s.ns, sr, si, dr, di, twr, twi); break;
+        case 5: detail::stage_fixed<5>(m_n, s.ns, sr, si, dr, di, twr, twi); break;
+        default:
+          detail::stage_generic(s.radix, m_n, s.ns, sr, si, dr, di, twr, twi, m_genr.data() + s.gen,
+                                m_geni.data() + s.gen);
+      }
+      std::swap(sr, dr);
+      std::swap(si, di);
+    }
+    if (sr != re) {
+      std::copy(sr, sr + m_n, re);
+      std::copy(si, si + m_n, im);
+    }
+  }
+
+  // Bluestein: X_k = c_k sum_j (x_j c_j) conj(c_{k-j}), c_k = exp(-i pi k^2 / n), as a cyclic
+  // convolution of length m >= 2n - 1 computed with a fast-size plan.
+  void init_bluestein() {
+    const std::size_t n = m_n;
+    const std::size_t m = next_fast_size(2 * n - 1);
+    m_sub = std::make_unique<plan>(m);
+    m_cr.resize(n);
+    m_ci.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint64_t k2 = (std::uint64_t(k) * k) % (2 * std::uint64_t(n));
+      detail::root(k2, 2 * std::uint64_t(n), m_cr[k], m_ci[k]);  // exp(-2 pi i k^2 / (2n))
+    }
+    m_fr.assign(m, T(0));
+    m_fi.assign(m, T(0));
+    for (std::size_t k = 0; k < n; ++k) {
+      m_fr[k] = m_cr[k];
+      m_fi[k] = -m_ci[k];
+      if (k > 0) {
+        m_fr[m - k] = m_cr[k];
+        m_fi[m - k] = -m_ci[k];
+      }
+    }
+    m_sub->forward(m_fr.data(), m_fi.data());
+    const T scale = T(1) / static_cast<T>(m);
+    for (std::size_t k = 0; k < m; ++k) {
+      m_fr[k] *= scale;
+      m_fi[k] *= scale;
+    }
+    m_wr.assign(m, T(0));
+    m_wi.assign(m, T(0));
+  }
+
+  void bluestein(T* re, T* im) {
+    const std::size_t n = m_n, m = m_sub->size();
+    T* br = m_wr.data();
+    T* bi = m_wi.data();
+    for (std::size_t k = 0; k < n; ++k) {
+      br[k] = re[k] * m_cr[k] - im[k] * m_ci[k];
+      bi[k] = re[k] * m_ci[k] + im[k] * m_cr[k];
+    }
+    std::fill(br + n, br + m, T(0));
+    std::fill(bi + n, bi + m, T(0));
+    m_sub->forward(br, bi);
+    for (std::size_t k = 0; k < m; ++k) {
+      const T xr = br[k], xi = bi[k];
+      br[k] = xr * m_fr[k] - xi * m_fi[k];
+      bi[k] = xr * m_fi[k] + xi * m_fr[k];
+    }
+    m_sub->inverse(br, bi);
+    for (std::size_t k = 0; k < n; ++k) {
+      re[k] = br[k] * m_cr[k] - bi[k] * m_ci[k];
+      im[k] = br[k] * m_ci[k] + bi[k] * m_cr[k];
+    }
+  }
+
+  std::size_t m_n;
+  std::vector<detail::stage> m_stages;
+  std::vector<unsigned> m_factors;
+  std::vector<T> m_twr, m_twi, m_genr, m_geni;
+  std::vector<T> m_wr, m_wi;  // ping-pong work buffer (Stockham) or Bluestein work array
+  std::vector<T> m_ur, m_ui;  // split copies for the interleaved interface
+  std::unique_ptr<plan> m_sub;
+  std::vector<T> m_cr, m_ci, m_fr, m_fi;  // Bluestein chirp and filter spectrum (scaled by 1/m)
+};
+
+namespace detail {
+/// Half-spectrum from the half-length transform Z of z_j = x_{2j} + i x_{2j+1} (h = n/2):
+/// X_k = E_k + w^k O_k, E_k = (Z_k + conj Z_{h-k})/2, O_k = -i (Z_k - conj Z_{h-k})/2, k = 0..h.
+template <class T>
+inline void split_half_spectrum(std::size_t h, const T* zr, const T* zi, const T* wr, const T* wi, T* xr, T* xi) {
+  for (std::size_t k = 0; k <= h; ++k) {
+    const std::size_t a = (k == h) ? 0 : k;
+    const std::size_t b = (k == 0) ? 0 : h - k;
+    const T ar = zr[a], ai = zi[a], br = zr[b], bi = -zi[b];
+    const T er = T(0.5) * (ar + br), ei = T(0.5) * (ai + bi);
+    const T orr = T(0.5) * (ai - bi), oi = T(-0.5) * (ar - br);
+    xr[k] = er + wr[k] * orr - wi[k] * oi;
+    xi[k] = ei + wr[k] * oi + wi[k] * orr;
+  }
+}
+/// Inverse of split_half_spectrum without the 1/2 factors, so that the unnormalised half-length
+/// inverse of Z yields n x: Z_k = (X_k + conj X_{h-k}) + i (X_k - conj X_{h-k}) conj(w^k), k < h.
+template <class T>
+inline void merge_half_spectrum(std::size_t h, const T* xr, const T* xi, const T* wr, const T* wi, T* zr, T* zi) {
+  for (std::size_t k = 0; k < h; ++k) {
+    const T ar = xr[k], ai = xi[k], br = xr[h - k], bi = -xi[h - k];
+    const T er = ar + br, ei = ai + bi;
+    const T dr = ar - br, di = ai - bi;
+    const T orr = dr * wr[k] + di * wi[k], oi = di * wr[k] - dr * wi[k];  // d * conj(w)
+    zr[k] = er - oi;
+    zi[k] = ei + orr;
+  }
+}
+}  // namespace detail
+
+/// Real-input transform of size n >= 1: forward maps n reals to the n/2+1 non-redundant bins,
+/// inverse maps n/2+1 bins (Hermitian spectrum) to n reals, unnormalised (inverse(forward(x)) = n x).
+/// Even n runs a complex transform of size n/2; odd n a complex transform of size n.
+template <std::floating_point T>
+class real_plan {
+ public:
+  explicit real_plan(std::size_t n) : m_n(n), m_fft(n % 2 == 0 ? n / 2 : n) {
+    const std::size_t h = n / 2;
+    const std::size_t len = m_fft.size();
+    m_zr.assign(len, T(0));
+    m_zi.assign(len, T(0));
+    if (n % 2 == 0) {
+      m_wr.resize(h + 1);
+      m_wi.resize(h + 1);
+      for (std::size_t k = 0; k <= h; ++k) detail::root(k, n, m_wr[k], m_wi[k]);
+      m_xr.assign(h + 1, T(0));
+      m_xi.assign(h + 1, T(0));
+    }
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return m_n; }
+  [[nodiscard]] std::size_t bins() const noexcept { return m_n / 2 + 1; }
+
+  /// out[0 .. n/2] = forward DFT of in[0 .. n).
+  void forward(const T* in, std::complex<T>* out) {
+    const std::size_t n = m_n;
+    if (n % 2 == 0) {
+      const std::size_t h = n / 2;
+      for (std::size_t j = 0; j < h; ++j) {
+        m_zr[j] = in[2 * j];
+        m_zi[j] = in[2 * j + 1];
+      }
+      m_fft.forward(m_zr.data(), m_zi.data());
+      detail::split_half_spectrum(h, m_zr.data(), m_zi.data(), m_wr.data(), m_wi.data(), m_xr.data(), m_xi.data());
+      for (std::size_t k = 0; k <= h; ++k) out[k] = std::complex<T>(m_xr[k], m_xi[k]);
+    } else {
+      for (std::size_t j = 0; j < n; ++j) {
+        m_zr[j] = in[j];
+        m_zi[j] = T(0);
+      }
+      m_fft.forward(m_zr.data(), m_zi.data());
+      for (std::size_t k = 0; k <= n / 2; ++k) out[k] = std::complex<T>(m_zr[k], m_zi[k]);
+    }
+  }
+
+  /// out[0 .. n) = unnormalised inverse DFT of the Hermitian spectrum whose first n/2+1 bins are in.
+  /// The imaginary parts of in[0] (and of in[n/2] for even n) are ignored.
+  void inverse(const std::complex<T>* in, T* out) {
+    const std::size_t n = m_n;
+    if (n % 2 == 0) {
+      const std::size_t h = n / 2;
+      for (std::size_t k = 0; k <= h; ++k) {
+        m_xr[k] = in[k].real();
+        m_xi[k] = (k == 0 || k == h) ? T(0) : in[k].imag();
+      }
+      detail::merge_half_spectrum(h, m_xr.data(), m_xi.data(), m_wr.data(), m_wi.data(), m_zr.data(), m_zi.data());
+      m_fft.inverse(m_zr.data(), m_zi.data());
+      for (std::size_t j = 0; j < h; ++j) {
+        out[2 * j] = m_zr[j];
+        out[2 * j + 1] = m_zi[j];
+      }
+    } else {
+      m_zr[0] = in[0].real();
+      m_zi[0] = T(0);
+      for (std::size_t k = 1; k <= n / 2; ++k) {
+        m_zr[k] = in[k].real();
+        m_zi[k] = in[k].imag();
+        m_zr[n - k] = in[k].real();
+        m_zi[n - k] = -in[k].imag();
+      }
+      m_fft.inverse(m_zr.data(), m_zi.data());
+      for (std::size_t j = 0; j < n; ++j) out[j] = m_zr[j];
+    }
+  }
+
+ private:
+  std::size_t m_n;
+  plan<T> m_fft;
+  std::vector<T> m_zr, m_zi, m_wr, m_wi, m_xr, m_xi;
+};
+
+}  // namespace posenc::fft

@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: MIT
+// Umbrella header of the Toeplitz/circulant area: posenc::toeplitz (matrices, embeddings,
+// Proposition 1, O(n log n) products, relative-bias operators) and the FFT it runs on (posenc::fft).
+#pragma once
+
+#include <posenc/encoding/fft.hpp>
+#include <posenc/encoding/toeplitz.hpp>
