@@ -106,7 +106,7 @@ inline void sincos_angle(wide theta, W& s, W& c) {
   constexpr wide p3 = 0x6E0E68948127044p-160L;
   constexpr wide inv_two_pi = 0.159154943091895335768883763372514362L;
   constexpr int exact_bits = std::numeric_limits<wide>::digits - 35;
-  const wide n = std::nearbyint(theta * inv_two_pi);
+  const wide n = std::floor(theta * inv_two_pi + wide(0.5));  // (nearbyint is ~50x slower on x87)
   if (std::abs(n) < static_cast<wide>(std::int64_t{1} << exact_bits)) {
     const wide r = ((theta - n * p1) - n * p2) - n * p3;
     if constexpr (std::is_same_v<W, long double>) {
@@ -147,6 +147,9 @@ void parallel_chunks(std::size_t n, unsigned threads, F&& f) {
 }
 
 /// rows x m table of e^{i (x0 + r dx) w_k}, r < rows, split into sine and cosine arrays.
+/// compute(): every row exact (sincos_angle). compute_by_doubling(): only row 0 and the rows
+/// 2^j are exact; row r = row (r - 2^j) * row 2^j (2^j the highest bit of r), so each entry is
+/// at most log2(rows) rounded complex products away from exact values (a few 1e-16 in double).
 template <class W>
 struct phase_table {
   std::vector<W> s, c;
@@ -159,6 +162,32 @@ struct phase_table {
       const wide x = x0 + static_cast<wide>(r) * dx;
       for (std::size_t k = 0; k < m; ++k) sincos_angle(x * w[k], s[r * m + k], c[r * m + k]);
     }
+  }
+  void compute_by_doubling(std::size_t rows, std::size_t m_, wide x0, wide dx, const std::vector<wide>& w) {
+    m = m_;
+    s.resize(rows * m);
+    c.resize(rows * m);
+    std::vector<W> ps(m), pc(m);
+    for (std::size_t k = 0; k < m; ++k) sincos_angle(x0 * w[k], s[k], c[k]);
+    for (std::size_t p = 1; p < rows; p *= 2) {
+      for (std::size_t k = 0; k < m; ++k) sincos_angle(static_cast<wide>(p) * dx * w[k], ps[k], pc[k]);
+      for (std::size_t r = p; r < std::min(rows, 2 * p); ++r) {
+        const W* __restrict as = &s[(r - p) * m];
+        const W* __restrict ac = &c[(r - p) * m];
+        W* __restrict os = &s[r * m];
+        W* __restrict oc = &c[r * m];
+        for (std::size_t k = 0; k < m; ++k) {
+          os[k] = as[k] * pc[k] + ac[k] * ps[k];
+          oc[k] = ac[k] * pc[k] - as[k] * ps[k];
+        }
+      }
+    }
+  }
+  void build(bool exact, std::size_t rows, std::size_t m_, wide x0, wide dx, const std::vector<wide>& w) {
+    if (exact)
+      compute(rows, m_, x0, dx, w);
+    else
+      compute_by_doubling(rows, m_, x0, dx, w);
   }
 };
 
@@ -202,46 +231,52 @@ inline void write_row(T* __restrict out, const W* __restrict s, const W* __restr
 template <class T>
 using work_t = std::conditional_t<std::is_same_v<T, long double>, long double, double>;
 
-/// The fast fill: row i = first + i*step is split as i = b + B*(c + C*e); its rotation is
-/// T2[e] * T1[c] * T0[b] with the three phase tables computed exactly (B + C + ceil(L/(BC))
-/// rows of exact sin/cos instead of L).
+/// The fast fill: row i of position first + i*step is split as i = b + B*(c + C*e); its
+/// rotation is T2[e] * T1[c] * T0[b]. The anchor T2[e] * T1[c] is formed in the work precision
+/// W (double, or long double for long double tables) and rounded once to T; the inner product
+/// with T0[b] (stored in T) is taken in T, so the hot loop runs at T's SIMD width. For double and
+/// long double tables every phase-table row is exact; for float tables they are built by
+/// doubling in double (error ~1e-15, far below float's rounding).
 template <class T>
 void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stride, const options& opt) {
   using W = work_t<T>;
+  constexpr bool exact_rows = !std::is_same_v<T, float>;
   const std::size_t m = d / 2;
   const bool pad = d % 2 != 0;
   if (length == 0) return;
   const auto w = frequencies_wide(m, opt);
-  // B: the innermost table T0 stays in L2 (<= 256 KiB); C ~ sqrt(L / B) balances T1 and T2.
-  const std::size_t budget = (std::size_t{256} << 10) / (2 * sizeof(W) * m);
+  // B: the innermost table T0 (in T) stays in L2 (<= 256 KiB); C ~ sqrt(L / B).
+  const std::size_t budget = (std::size_t{256} << 10) / (2 * sizeof(T) * m);
   std::size_t B = 1;
   while (B * 2 <= budget && B * 2 <= 64 && B * B * B < length) B *= 2;
   std::size_t C = 1;
   while (C * C * B < length) ++C;
   const std::size_t E = (length + B * C - 1) / (B * C);
   const wide step = opt.position_step, first = opt.first_position;
-  phase_table<W> t0, t1, t2;
-  t0.compute(B, m, 0, step, w);
-  t1.compute(C, m, 0, step * static_cast<wide>(B), w);
-  t2.compute(E, m, first, step * static_cast<wide>(B * C), w);
-  const std::size_t anchors = E * C;  // anchor q covers rows q*B .. q*B + B - 1
+  phase_table<W> t0w, t1, t2;
+  t0w.build(exact_rows, B, m, 0, step, w);
+  t1.build(exact_rows, C, m, 0, step * static_cast<wide>(B), w);
+  t2.build(exact_rows, E, m, first, step * static_cast<wide>(B * C), w);
+  std::vector<T> t0s(t0w.s.begin(), t0w.s.end()), t0c(t0w.c.begin(), t0w.c.end());
+  const std::size_t anchors = (length + B - 1) / B;  // anchor q covers rows q*B .. q*B + B - 1
   parallel_chunks(anchors, opt.threads, [&](std::size_t q0, std::size_t q1) {
-    std::vector<W> as(m), ac(m);
+    std::vector<T> as(m), ac(m);
     for (std::size_t q = q0; q < q1; ++q) {
       const std::size_t row0 = q * B;
-      if (row0 >= length) break;
       const std::size_t e = q / C, c = q % C;
       const W* __restrict s2 = &t2.s[e * m];
       const W* __restrict c2 = &t2.c[e * m];
       const W* __restrict s1 = &t1.s[c * m];
       const W* __restrict c1 = &t1.c[c * m];
+      T* __restrict ps = as.data();
+      T* __restrict pc = ac.data();
       for (std::size_t k = 0; k < m; ++k) {
-        as[k] = s2[k] * c1[k] + c2[k] * s1[k];
-        ac[k] = c2[k] * c1[k] - s2[k] * s1[k];
+        ps[k] = static_cast<T>(s2[k] * c1[k] + c2[k] * s1[k]);
+        pc[k] = static_cast<T>(c2[k] * c1[k] - s2[k] * s1[k]);
       }
       const std::size_t rows = std::min(B, length - row0);
       for (std::size_t b = 0; b < rows; ++b)
-        write_row(data + (row0 + b) * stride, as.data(), ac.data(), &t0.s[b * m], &t0.c[b * m], m, opt.layout, pad);
+        write_row(data + (row0 + b) * stride, ps, pc, &t0s[b * m], &t0c[b * m], m, opt.layout, pad);
     }
   });
 }

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+// Sinusoidal table generation against the write-bandwidth roofline: a plain fill of the same
+// L x d buffer, in the same binary, serial and with 2 threads. Counters: bytes written per
+// second (GB/s) for every row, so table / fill time ratios can be read off directly. A naive
+// per-element table (angle formed in T, std::sin/std::cos), the way many frameworks build it, is
+// measured beside them for reference (it is also the inaccurate one in float).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include <posenc/sinusoidal.hpp>
+
+namespace {
+
+template <class T>
+void set_counters(benchmark::State& state, std::size_t L, std::size_t d) {
+  const double bytes = static_cast<double>(L * d * sizeof(T));
+  state.counters["GB/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  state.counters["MiB"] = bytes / (1 << 20);
+}
+
+// Roofline: write every element of the buffer once (std::fill, vectorised stores).
+template <class T>
+void BM_fill(benchmark::State& state) {
+  const auto L = static_cast<std::size_t>(state.range(0)), d = static_cast<std::size_t>(state.range(1));
+  const int threads = static_cast<int>(state.range(2));
+  posenc::table<T> out(static_cast<Eigen::Index>(L), static_cast<Eigen::Index>(d));
+  T v = T(0.5);
+  for (auto _ : state) {
+    T* p = out.data();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long i = 0; i < static_cast<long>(L); ++i) std::fill(p + i * d, p + (i + 1) * d, v);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+    v += T(1);
+  }
+  set_counters<T>(state, L, d);
+}
+
+// posenc::sinusoidal::fill into the same kind of pre-allocated buffer.
+template <class T>
+void BM_table(benchmark::State& state) {
+  const auto L = static_cast<std::size_t>(state.range(0)), d = static_cast<std::size_t>(state.range(1));
+  posenc::table<T> out(static_cast<Eigen::Index>(L), static_cast<Eigen::Index>(d));
+  posenc::sinusoidal::options opt;
+  opt.threads = static_cast<unsigned>(state.range(2));
+  opt.layout = state.range(3) == 0 ? posenc::sinusoidal::layout::interleaved : posenc::sinusoidal::layout::half;
+  for (auto _ : state) {
+    posenc::sinusoidal::fill(out.data(), L, d, d, opt);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters<T>(state, L, d);
+}
+
+// The naive table: angle i * w formed in T, std::sin and std::cos per element.
+template <class T>
+void BM_naive(benchmark::State& state) {
+  const auto L = static_cast<std::size_t>(state.range(0)), d = static_cast<std::size_t>(state.range(1));
+  const int threads = static_cast<int>(state.range(2));
+  posenc::table<T> out(static_cast<Eigen::Index>(L), static_cast<Eigen::Index>(d));
+  const posenc::vector<T> w = posenc::sinusoidal::frequencies<T>(d);
+  for (auto _ : state) {
+    T* p = out.data();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long i = 0; i < static_cast<long>(L); ++i)
+      for (std::size_t k = 0; k < d / 2; ++k) {
+        const T a = static_cast<T>(i) * w[static_cast<Eigen::Index>(k)];
+        p[i * d + 2 * k] = std::sin(a);
+        p[i * d + 2 * k + 1] = std::cos(a);
+      }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters<T>(state, L, d);
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+  for (long L : {4096L, 16384L, 65536L})
+    for (long d : {512L, 1024L, 4096L})
+      for (long t : {1L, 2L}) b->Args({L, d, t});
+  b->ArgNames({"L", "d", "threads"});
+}
+void table_sizes(benchmark::internal::Benchmark* b) {
+  for (long L : {4096L, 16384L, 65536L})
+    for (long d : {512L, 1024L, 4096L})
+      for (long t : {1L, 2L}) b->Args({L, d, t, 0});
+  for (long t : {1L, 2L}) b->Args({16384, 1024, t, 1});  // half layout
+  b->ArgNames({"L", "d", "threads", "half"});
+}
+void naive_sizes(benchmark::internal::Benchmark* b) {
+  for (long t : {1L, 2L}) b->Args({4096, 512, t});
+  b->ArgNames({"L", "d", "threads"});
+}
+
+}  // namespace
+
+BENCHMARK(BM_fill<float>)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_table<float>)->Apply(table_sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_fill<double>)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_table<double>)->Apply(table_sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_naive<float>)->Apply(naive_sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_naive<double>)->Apply(naive_sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
