@@ -134,7 +134,7 @@ integration_stats integrate(explicit_rk<Scheme, State, Backend>& st, Rhs&& f, St
                             fixed_steps policy, Observer&& obs = {}) {
   using T = typename explicit_rk<Scheme, State, Backend>::time_type;
   constexpr std::string_view where = "integrate(fixed_steps)";
-  validate_grid(times);
+  validate_grid(times, "integrate(fixed_steps): times");
   detail::validate_fixed(policy, where);
   detail::prepare(st, y, where);
   st.reset_counters();
@@ -165,7 +165,7 @@ integration_stats integrate(explicit_rk<Scheme, State, Backend>& st, Rhs&& f, St
   using T = typename explicit_rk<Scheme, State, Backend>::time_type;
   using V = state_value_t<State>;
   constexpr std::string_view where = "integrate(adaptive)";
-  const int dir = validate_grid(times);
+  const int dir = validate_grid(times, "integrate(adaptive): times");
   posenc::detail::require(opt.rtol >= 0 && opt.atol >= 0 && (opt.rtol > 0 || opt.atol > 0) && std::isfinite(opt.rtol) &&
                       std::isfinite(opt.atol),
                   where, "expected rtol >= 0, atol >= 0, not both 0, got rtol = ", opt.rtol, ", atol = ", opt.atol);

@@ -100,6 +100,7 @@ class explicit_rk {
   /// reproducible bit for bit (which gradient recomputation relies on).
   template <class Rhs>
   void step(Rhs& f, time_type t, State& y, time_type h) {
+    check_shape(y, "explicit_rk::step");
     m_first_ready = false;
     compute_stages(f, t, y, h);
     combine_solution(y, y, h);
@@ -111,6 +112,8 @@ class explicit_rk {
     requires EmbeddedScheme<Scheme>
   value_type step_with_error(Rhs& f, time_type t, const State& y0, State& y1, time_type h, value_type atol,
                              value_type rtol) {
+    check_shape(y0, "explicit_rk::step_with_error");
+    check_shape(y1, "explicit_rk::step_with_error");
     compute_stages(f, t, y0, h);
     combine_solution(y1, y0, h);
     if constexpr (fsal) evaluate_last_stage(f, t, h, y1);
@@ -173,6 +176,15 @@ class explicit_rk {
   void reset_counters() noexcept { m_nfev = 0; }
 
  private:
+  // A state of another shape than the workspace would be read out of bounds: refuse it (the
+  // integrate() drivers resize the workspace instead). One shape comparison per step.
+  void check_shape(const State& y, const char* where) const {
+    if (!fits(y)) [[unlikely]]
+      posenc::detail::fail<shape_error>(where, "the state y (", state_traits<State>::size(y),
+                                        " scalars) does not have the shape of the stepper's workspace (",
+                                        state_traits<State>::size(m_tmp), " scalars); call resize_like(y) first");
+  }
+
   template <class Rhs>
   void compute_stages(Rhs& f, time_type t, const State& y, time_type h) {
     m_have_f1 = false;
