@@ -6,6 +6,7 @@
 #   [-DCOMPONENTS=eigen,xtensor] [-DVERSION=0.1] [-DEXPECT_DIR=<dir>]
 #   [-DEXPECT_FAILURE_REGEX=<regex>]  configuring must fail with output matching <regex>
 #   [-DEXTRA_ARGS=a,b]                more -D arguments for the consumer's configure step
+#   [-DPROGRAMS=core,eigen]           build and run only these programs (default: all configured)
 cmake_minimum_required(VERSION 3.24)
 foreach(v SOURCE_DIR BINARY_DIR CXX GENERATOR)
   if(NOT DEFINED ${v})
@@ -14,6 +15,7 @@ foreach(v SOURCE_DIR BINARY_DIR CXX GENERATOR)
 endforeach()
 string(REPLACE "," ";" COMPONENTS "${COMPONENTS}")
 string(REPLACE "," ";" EXTRA_ARGS "${EXTRA_ARGS}")
+string(REPLACE "," ";" PROGRAMS "${PROGRAMS}")
 
 file(REMOVE_RECURSE "${BINARY_DIR}")
 set(args -S "${SOURCE_DIR}" -B "${BINARY_DIR}" -G "${GENERATOR}"
@@ -45,7 +47,11 @@ endif()
 string(REGEX MATCH "posenc [^\n]* from [^\n]*" found "${out}")
 message(STATUS "${found}")
 
-execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" -j 2
+set(targets "")
+foreach(p IN LISTS PROGRAMS)
+  list(APPEND targets --target consumer_${p})
+endforeach()
+execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" -j 2 ${targets}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "building the consumer failed:\n${out}")
@@ -53,6 +59,11 @@ endif()
 
 file(STRINGS "${BINARY_DIR}/programs.txt" programs)
 foreach(p IN LISTS programs)
+  get_filename_component(name "${p}" NAME_WE)
+  string(REGEX REPLACE "^consumer_" "" name "${name}")
+  if(PROGRAMS AND NOT name IN_LIST PROGRAMS)
+    continue()
+  endif()
   execute_process(COMMAND "${p}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   message(STATUS "${p}: ${out}")
   if(NOT rc EQUAL 0)
