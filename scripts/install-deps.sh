@@ -15,4 +15,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 # libclang-rt (ASan/UBSan runtime for clang) ships with Debian's clang; nothing more to do.
+
+# Conan 2 (for the packaging.conan test) from PyPI. Debian's Python is "externally managed"
+# (PEP 668), so fall back to --break-system-packages there. Without network the test is skipped.
+if ! conan --version 2>/dev/null | grep -q "Conan version 2\."; then
+  python3 -m pip install -q "conan>=2,<3" 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages "conan>=2,<3" \
+    || echo "posenc: could not install Conan 2 with pip; the packaging.conan test will be skipped"
+fi
 echo "posenc: dependencies installed"
