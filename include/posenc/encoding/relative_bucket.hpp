@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 
 #include <posenc/core/error.hpp>
+#include <posenc/core/hd.hpp>
 
 namespace posenc::tupe {
 
@@ -31,9 +32,9 @@ struct bucket_spec {
   bool bidirectional = true;
 
   /// Buckets per direction (num_buckets / 2 when bidirectional).
-  [[nodiscard]] constexpr int per_direction() const noexcept { return bidirectional ? num_buckets / 2 : num_buckets; }
+  [[nodiscard]] POSENC_HD constexpr int per_direction() const noexcept { return bidirectional ? num_buckets / 2 : num_buckets; }
   /// Distances below this value get one bucket each.
-  [[nodiscard]] constexpr int max_exact() const noexcept { return per_direction() / 2; }
+  [[nodiscard]] POSENC_HD constexpr int max_exact() const noexcept { return per_direction() / 2; }
 };
 
 /// Throws posenc::invalid_argument unless `spec` is usable: bidirectional needs an even
@@ -62,7 +63,7 @@ namespace detail {
 /// The log branch is evaluated in float32 step by step as the reference does on the CPU
 /// (`torch.log(n.float() / max_exact) / math.log(max_distance / max_exact) * (nb - max_exact)`,
 /// float32 tensor op Python float -> float32), then truncated toward zero like `.to(torch.long)`.
-[[nodiscard]] inline int bucket_unchecked(std::int64_t rel, const bucket_spec& spec) noexcept {
+[[nodiscard]] POSENC_HD inline int bucket_unchecked(std::int64_t rel, const bucket_spec& spec) noexcept {
   const int per_dir = spec.per_direction();
   const int max_exact = spec.max_exact();
   int ret = 0;
