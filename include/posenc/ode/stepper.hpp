@@ -89,6 +89,8 @@ class explicit_rk {
     for (auto& k : m_k) state_traits<State>::resize_like(k, like);
     state_traits<State>::resize_like(m_tmp, like);
     if constexpr (embedded) state_traits<State>::resize_like(m_err, like);
+    // Hermite dense output of a non-FSAL pair needs f(t + h, y1): its buffer is part of the workspace.
+    if constexpr (embedded && !fsal && !SchemeWithDenseOutput<Scheme>) state_traits<State>::resize_like(m_f1, like);
     m_first_ready = false;
   }
 
