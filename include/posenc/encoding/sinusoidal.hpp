@@ -495,7 +495,7 @@ class linear_dynamics {
  public:
   explicit linear_dynamics(std::size_t d, const options& opt = {})
       : m_d(d), m_m(detail::pairs(d, opt, "sinusoidal::linear_dynamics")), m_layout(opt.layout),
-        m_w(frequencies<T>(d, opt)) {}
+        m_w(sinusoidal::frequencies<T>(d, opt)) {}
 
   template <class Time, class S>
   void operator()(Time, const S& p, S& dp) const {
