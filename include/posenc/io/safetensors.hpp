@@ -429,12 +429,21 @@ inline void write_safetensors(const std::filesystem::path& path, const std::vect
   head.reserve(8 + h.size());
   detail::append_le(head, static_cast<std::uint64_t>(h.size()));
   detail::append_bytes(head, h);
-  std::size_t body_size = 0;
-  for (const auto& t : tensors) body_size += t.bytes.size();
-  std::vector<std::byte> body;
-  body.reserve(body_size);
-  for (const auto& t : tensors) detail::append_tensor_le(body, t);
-  detail::write_file(path, head, body, "write_safetensors");
+  if constexpr (std::endian::native == std::endian::little) {
+    // The stored bytes are the in-memory bytes: write them from the caller's buffers.
+    std::vector<std::span<const std::byte>> parts;
+    parts.reserve(tensors.size() + 1);
+    parts.emplace_back(head);
+    for (const auto& t : tensors) parts.push_back(t.bytes);
+    detail::write_file(path, parts, "write_safetensors");
+  } else {
+    std::size_t body_size = 0;
+    for (const auto& t : tensors) body_size += t.bytes.size();
+    std::vector<std::byte> body;
+    body.reserve(body_size);
+    for (const auto& t : tensors) detail::append_tensor_le(body, t);
+    detail::write_file(path, head, body, "write_safetensors");
+  }
 }
 
 }  // namespace posenc::io

@@ -198,12 +198,12 @@ class input_file {
   std::uint64_t m_size = 0;
 };
 
-/// Write all bytes to path (creating or truncating it); io_error on failure.
-inline void write_file(const std::filesystem::path& path, std::span<const std::byte> a, std::span<const std::byte> b,
+/// Write the concatenation of `parts` to path (creating or truncating it); io_error on failure.
+inline void write_file(const std::filesystem::path& path, std::span<const std::span<const std::byte>> parts,
                        std::string_view where) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) io_fail(where, path.string(), "cannot open for writing");
-  for (auto part : {a, b}) {
+  for (auto part : parts) {
     std::size_t done = 0;
     while (out && done < part.size()) {
       const std::size_t chunk = std::min<std::size_t>(part.size() - done, std::size_t{1} << 30);
@@ -213,6 +213,15 @@ inline void write_file(const std::filesystem::path& path, std::span<const std::b
   }
   out.flush();
   if (!out) io_fail(where, path.string(), "write failed (disk full or permission denied?)");
+  out.close();
+  if (!out) io_fail(where, path.string(), "closing the file failed");
+}
+
+/// Write a then b to path.
+inline void write_file(const std::filesystem::path& path, std::span<const std::byte> a, std::span<const std::byte> b,
+                       std::string_view where) {
+  const std::span<const std::byte> parts[2] = {a, b};
+  write_file(path, std::span<const std::span<const std::byte>>(parts), where);
 }
 
 }  // namespace posenc::io::detail
