@@ -31,6 +31,17 @@ namespace posenc::tupe {
 
 using Eigen::Index;
 
+namespace detail {
+/// Non-deduced reference parameters: T is deduced from the other arguments, and any Eigen
+/// expression with matching scalar binds (row-major tables without a copy).
+template <class T>
+using pos_ref = std::type_identity_t<Eigen::Ref<const table<T>>>;
+template <class T>
+using mat_ref = std::type_identity_t<Eigen::Ref<const matrix<T>>>;
+template <class T>
+using vec_ref = std::type_identity_t<Eigen::Ref<const vector<T>>>;
+}  // namespace detail
+
 /// Scale s of the positional (and word) correlation.
 enum class scale_convention {
   reference,  ///< 1/sqrt(2 d/H) per head: the released code (`pos_scaling`, `attn_scale_factor = 2`)
@@ -151,8 +162,8 @@ template <class T>
 /// (`pos_proj = nn.Linear(d, 2d)`, outputs reshaped to (2, H, d/H): the first d outputs are the
 /// queries, the last d the keys) into pos_q_* and pos_k_* of `p`. `bias` may be empty.
 template <class T>
-void set_fused_projection(parameters<T>& p, const Eigen::Ref<const matrix<T>>& weight,
-                          const Eigen::Ref<const vector<T>>& bias) {
+void set_fused_projection(parameters<T>& p, detail::mat_ref<T> weight,
+                          detail::vec_ref<T> bias) {
   constexpr std::string_view where = "tupe::set_fused_projection";
   posenc::detail::require<shape_error>(weight.rows() % 2 == 0 && weight.rows() == 2 * weight.cols(), where,
                                "weight: expected shape [2d, d], got [", weight.rows(), ", ", weight.cols(), "]");
@@ -232,28 +243,19 @@ struct workspace {
 
 namespace detail {
 
+/// Checks shapes and finiteness of everything the configuration reads for a length-n sequence
+/// (only the rows of `pos` that it uses).
 template <class T>
-using pos_ref = std::type_identity_t<Eigen::Ref<const table<T>>>;
-
-/// Checks shapes and finiteness of everything the configuration reads (the rows of `pos` that a
-/// length-n sequence uses; n < 0 means "all rows").
-template <class T>
-void validate_parameters(const config& cfg, const parameters<T>& p, const Eigen::Ref<const table<T>>& pos, Index n,
+void validate_parameters(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos, Index n,
                          std::string_view where) {
   validate(cfg, where);
   posenc::detail::require<shape_error>(pos.cols() == cfg.d, where, "position table: expected ", cfg.d,
                                " columns (config.d), got ", pos.cols());
-  if (n >= 0) {
-    posenc::detail::require(n >= 1, where, "n: expected a sequence length >= 1, got ", n);
-    posenc::detail::require<shape_error>(cfg.rows_needed(n) <= pos.rows(), where, "n = ", n, ": the position table has ",
-                                 pos.rows(), " rows but the sequence needs ", cfg.rows_needed(n),
-                                 cfg.cls == cls_reset::reference ? " (n + 1: reference [CLS] reset)" : " (n)");
-    posenc::detail::require_finite(pos.topRows(cfg.rows_needed(n)), where, "position table");
-  } else {
-    posenc::detail::require<shape_error>(pos.rows() >= cfg.rows_needed(1), where, "position table: expected at least ",
-                                 cfg.rows_needed(1), " rows, got ", pos.rows());
-    posenc::detail::require_finite(pos, where, "position table");
-  }
+  posenc::detail::require(n >= 1, where, "n: expected a sequence length >= 1, got ", n);
+  posenc::detail::require<shape_error>(cfg.rows_needed(n) <= pos.rows(), where, "n = ", n, ": the position table has ",
+                                       pos.rows(), " rows but the sequence needs ", cfg.rows_needed(n),
+                                       cfg.cls == cls_reset::reference ? " (n + 1: reference [CLS] reset)" : " (n)");
+  posenc::detail::require_finite(pos.topRows(cfg.rows_needed(n)), where, "position table");
   posenc::detail::require_shape(p.pos_ln_weight, cfg.d, 1, where, "pos_ln_weight");
   posenc::detail::require_shape(p.pos_ln_bias, cfg.d, 1, where, "pos_ln_bias");
   posenc::detail::require_shape(p.pos_q_weight, cfg.d, cfg.d, where, "pos_q_weight");
@@ -284,7 +286,7 @@ void validate_parameters(const config& cfg, const parameters<T>& p, const Eigen:
 /// LayerNorm of the first `rows` rows of pos into ws.xhat, ws.x, ws.rstd (biased variance,
 /// eps inside the square root, as torch.nn.LayerNorm). Two passes per row for accuracy.
 template <class T>
-void layer_norm(const config& cfg, const parameters<T>& p, const Eigen::Ref<const table<T>>& pos, Index rows,
+void layer_norm(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos, Index rows,
                 workspace<T>& ws) {
   const Index d = cfg.d;
   ws.xhat.resize(rows, d);
@@ -338,7 +340,7 @@ const std::vector<int>& cached_buckets(const config& cfg, Index n, workspace<T>&
 
 /// The forward pass for validated inputs.
 template <class T>
-void compute_bias(const config& cfg, const parameters<T>& p, const Eigen::Ref<const table<T>>& pos, Index n,
+void compute_bias(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos, Index n,
                   head_stack<T>& out, workspace<T>& ws) {
   const Index H = cfg.heads;
   const Index dh = cfg.head_dim();
@@ -513,7 +515,7 @@ class positional_bias_cache {
  public:
   /// Validates cfg and params (all rows of params.pos) once.
   positional_bias_cache(const config& cfg, parameters<T> params) : m_cfg(cfg), m_params(std::move(params)) {
-    detail::validate_parameters(m_cfg, m_params, m_params.pos, -1, "tupe::positional_bias_cache");
+    validate_table(m_cfg, m_params, "tupe::positional_bias_cache");
   }
 
   /// The [H, n, n] positional term for length n; throws if n < 1 or n > max_length().
@@ -532,7 +534,7 @@ class positional_bias_cache {
   [[nodiscard]] Index max_length() const noexcept { return m_params.pos.rows() - m_cfg.first_row(); }
   /// Replaces the parameters (validated) and drops every cached term.
   void set_parameters(parameters<T> params) {
-    detail::validate_parameters(m_cfg, params, params.pos, -1, "tupe::positional_bias_cache::set_parameters");
+    validate_table(m_cfg, params, "tupe::positional_bias_cache::set_parameters");
     std::lock_guard<std::mutex> lock(m_mutex);
     m_params = std::move(params);
     m_cache.clear();
@@ -547,6 +549,13 @@ class positional_bias_cache {
   [[nodiscard]] std::size_t computations() const noexcept { return m_computations; }
 
  private:
+  static void validate_table(const config& cfg, const parameters<T>& p, std::string_view where) {
+    validate(cfg, where);
+    posenc::detail::require<shape_error>(p.pos.rows() >= cfg.rows_needed(1), where, "pos: expected at least ",
+                                         cfg.rows_needed(1), " rows, got ", p.pos.rows());
+    detail::validate_parameters(cfg, p, p.pos, p.pos.rows() - cfg.first_row(), where);  // every row
+  }
+
   config m_cfg;
   parameters<T> m_params;
   std::map<Index, std::unique_ptr<head_stack<T>>> m_cache;

@@ -55,7 +55,7 @@ template <class T>
 /// (the reference scales the queries: `q = q * scaling`). `logits` is resized to [H, n, n]. The
 /// bias is copied in first and the per-head GEMM accumulates onto it.
 template <class T>
-void attention_logits(const config& cfg, const Eigen::Ref<const matrix<T>>& q, const Eigen::Ref<const matrix<T>>& k,
+void attention_logits(const config& cfg, detail::mat_ref<T> q, detail::mat_ref<T> k,
                       const head_stack<T>& bias, head_stack<T>& logits) {
   constexpr std::string_view where = "tupe::attention_logits";
   validate(cfg, where);
@@ -129,7 +129,7 @@ void masked_softmax(head_stack<T>& logits, const std::vector<bool>& key_padding_
 /// Returns out [n, d]; when `probabilities` is given, it receives A [H, n, n].
 template <class T>
 [[nodiscard]] matrix<T> attention_forward(const config& cfg, const attention_parameters<T>& w,
-                                          const Eigen::Ref<const matrix<T>>& x, const head_stack<T>& bias,
+                                          detail::mat_ref<T> x, const head_stack<T>& bias,
                                           std::span<const bool> key_padding_mask = {},
                                           head_stack<T>* probabilities = nullptr) {
   constexpr std::string_view where = "tupe::attention_forward";
