@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+// FLOATER's forward pass on the Thrust device system: the N x d batch of block states (one row per
+// block, all sharing theta) integrated with the ODE core on a thrust::device_vector state
+// (backend::thrust: each stage sum one pass), the MLP right-hand side h(t, p) = W2 [sigma(W1 [p; t]
+// + b1); t] + b2 written for the device as two batched passes per evaluation:
+//   pass 1: z[n, j] = sigma(b1_j + t w1_t,j + sum_k W1[j, k] p[n, k])    (N * hidden work items)
+//   pass 2: dp[n, c] = b2_c + t w2_t,c + sum_j W2[c, j] z[n, j]         (N * d work items)
+// Correctness first: each work item is a plain dot product (no tiling, no tensor cores); see
+// docs/device.md for the cost model.
+//
+//   posenc::device::floater::flow<T>            the right-hand side (parameters uploaded once)
+//   posenc::device::floater::forward<T, Scheme>(theta, p0, L, opt) -> device_table<T>, L x (N d):
+//       row i = all blocks at t_i (the layout of posenc::floater::encoder::trajectory()),
+//       with the host encoder's grid, substeps, validation and non-finite check.
+#pragma once
+
+#include <thrust/copy.h>
+#include <thrust/device_vector.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <cmath>
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include <posenc/backend/thrust.hpp>
+#include <posenc/backend/thrust/table.hpp>
+#include <posenc/core/error.hpp>
+#include <posenc/core/hd.hpp>
+#include <posenc/encoding/floater.hpp>
+#include <posenc/encoding/floater_flow.hpp>
+#include <posenc/ode/schemes.hpp>
+#include <posenc/ode/stepper.hpp>
+
+namespace posenc::device {
+
+namespace detail {
+
+/// sigma(z) for one scalar, as posenc::floater's activations define it (relu, tanh, exact gelu,
+/// softplus with PyTorch's threshold 20, identity).
+template <class T>
+POSENC_HD inline T activate_scalar(int act, T z) {
+  switch (act) {
+    case 0: return z > T(0) ? z : T(0);
+#if POSENC_DEVICE_COMPILER
+    case 1: return ::tanh(z);
+    case 2: return T(0.5) * z * (T(1) + ::erf(z * T(0.70710678118654752440)));
+    case 3: return z > T(20) ? z : ::log1p(::exp(z));
+#else
+    case 1: return std::tanh(z);
+    case 2: return T(0.5) * z * (T(1) + std::erf(z * T(0.70710678118654752440)));
+    case 3: return z > T(20) ? z : std::log1p(std::exp(z));
+#endif
+    default: return z;
+  }
+}
+
+inline int activation_code(posenc::floater::activation a) {
+  switch (a) {
+    case posenc::floater::activation::relu: return 0;
+    case posenc::floater::activation::tanh: return 1;
+    case posenc::floater::activation::gelu: return 2;
+    case posenc::floater::activation::softplus: return 3;
+    case posenc::floater::activation::identity: return 4;
+  }
+  return 4;
+}
+
+/// out[n, o] = act(sum_i W[o, i] in[n, i] + (b[o] + t wt[o]))  (act = -1: none).
+template <class T>
+struct dense_layer_fn {
+  const T* in;
+  const T* w;
+  const T* b;
+  const T* wt;  // nullptr: no time input
+  T* out;
+  std::size_t in_dim, out_dim;
+  T t;
+  int act;
+  POSENC_HD void operator()(std::size_t e) const {
+    const std::size_t r = e / out_dim, o = e % out_dim;
+    const T* x = in + r * in_dim;
+    const T* wo = w + o * in_dim;
+    T acc = 0;
+    for (std::size_t i = 0; i < in_dim; ++i) acc += x[i] * wo[i];
+    const T c = wt != nullptr ? b[o] + t * wt[o] : b[o];
+    const T z = acc + c;
+    out[e] = act < 0 ? z : activate_scalar(act, z);
+  }
+};
+
+}  // namespace detail
+
+namespace floater {
+
+using posenc::floater::activation;
+using posenc::floater::mlp;
+using posenc::floater::options;
+
+/// FLOATER's dynamics on the device for a batch state (N blocks x d, row-major, in one
+/// thrust::device_vector<T>). Parameters are uploaded once, at construction.
+template <class T>
+class flow {
+ public:
+  using state_type = ::thrust::device_vector<T>;
+
+  flow() = default;
+  explicit flow(const mlp<T>& theta) {
+    constexpr std::string_view where = "device::floater::flow";
+    theta.validate(where);
+    m_d = theta.dim();
+    m_hidden = theta.hidden();
+    m_act = detail::activation_code(theta.act);
+    m_time1 = theta.time1;
+    m_time2 = theta.time2;
+    const posenc::matrix<T> w1 = theta.w1, w2 = theta.w2;
+    m_w1 = posenc::detail::upload<T>(w1.data(), m_hidden * m_d, where);
+    m_w2 = posenc::detail::upload<T>(w2.data(), m_d * m_hidden, where);
+    m_w1_t = posenc::detail::upload<T>(theta.w1_t.data(), m_hidden, where);
+    m_w2_t = posenc::detail::upload<T>(theta.w2_t.data(), m_d, where);
+    m_b1 = posenc::detail::upload<T>(theta.b1.data(), m_hidden, where);
+    m_b2 = posenc::detail::upload<T>(theta.b2.data(), m_d, where);
+  }
+
+  [[nodiscard]] std::size_t dim() const noexcept { return m_d; }
+  [[nodiscard]] std::size_t hidden() const noexcept { return m_hidden; }
+
+  /// dydt = h(t, y) for every block (row) of y; y.size() must be a multiple of d.
+  void operator()(double t, const state_type& y, state_type& dydt) {
+    constexpr std::string_view where = "device::floater::flow";
+    posenc::detail::require<shape_error>(m_d != 0 && y.size() % m_d == 0 && dydt.size() == y.size(), where,
+                                         "state: expected N blocks of d = ", m_d, " values (and dydt alike), got ",
+                                         y.size(), " and ", dydt.size());
+    const std::size_t N = y.size() / m_d;
+    posenc::detail::guarded_resize(m_z, N * m_hidden, where);
+    const T tt = static_cast<T>(t);
+    auto raw = [](const auto& v) { return ::thrust::raw_pointer_cast(v.data()); };
+    const auto cit = [](std::size_t v) { return ::thrust::counting_iterator<std::size_t>(v); };
+    ::thrust::for_each(::thrust::device, cit(0), cit(N * m_hidden),
+                       detail::dense_layer_fn<T>{raw(y), raw(m_w1), raw(m_b1), m_time1 ? raw(m_w1_t) : nullptr,
+                                                 ::thrust::raw_pointer_cast(m_z.data()), m_d, m_hidden, tt, m_act});
+    ::thrust::for_each(::thrust::device, cit(0), cit(N * m_d),
+                       detail::dense_layer_fn<T>{::thrust::raw_pointer_cast(m_z.data()), raw(m_w2), raw(m_b2),
+                                                 m_time2 ? raw(m_w2_t) : nullptr,
+                                                 ::thrust::raw_pointer_cast(dydt.data()), m_hidden, m_d, tt, -1});
+  }
+
+ private:
+  std::size_t m_d = 0, m_hidden = 0;
+  int m_act = 0;
+  bool m_time1 = true, m_time2 = true;
+  ::thrust::device_vector<T> m_w1, m_w2, m_w1_t, m_w2_t, m_b1, m_b2, m_z;
+};
+
+/// The FLOATER table of L positions for the N blocks of p0 (N x d), on the device: row i of the
+/// result is p(t_i) of every block (N d values, block n at columns n d .. n d + d - 1), row 0 =
+/// p0. The grid (t_i = i delta or opt.times), the substeps per interval (the last one landing
+/// exactly on t_i) and the scheme are those of posenc::floater::encoder, as is the validation.
+/// opt.threads is ignored (the device system decides).
+template <class T, class Scheme = ode::schemes::rk4_38>
+[[nodiscard]] device_table<T> forward(const mlp<T>& theta, const posenc::table<T>& p0, std::size_t L,
+                                      const options& opt = {}) {
+  constexpr std::string_view where = "device::floater::forward";
+  theta.validate(where);
+  posenc::detail::require(p0.rows() >= 1, where, "expected p0 with at least one block (row), got ", p0.rows());
+  posenc::detail::require<shape_error>(p0.cols() == theta.w1.cols(), where, "expected p0 with d = ", theta.w1.cols(),
+                                       " columns (the dynamics' d), got ", p0.cols());
+  posenc::detail::require_finite(p0, where, "p0 (initial state)");
+  posenc::detail::require(opt.substeps >= 1, where, "expected substeps >= 1, got ", opt.substeps);
+  posenc::detail::require(L >= 1, where, "expected L >= 1 positions, got ", L);
+  if (opt.times.empty()) {
+    posenc::detail::require(std::isfinite(opt.delta) && opt.delta > 0, where, "expected delta > 0 and finite, got ",
+                            opt.delta);
+  } else {
+    posenc::detail::require<grid_error>(opt.times.size() >= L, where, "the explicit grid has ", opt.times.size(),
+                                        " times, asked for L = ", L, " positions");
+    for (std::size_t i = 0; i < L; ++i) {
+      posenc::detail::require<non_finite_error>(std::isfinite(opt.times[i]), where, "times[", i,
+                                                "]: expected a finite time, got ", opt.times[i]);
+      if (i > 0)
+        posenc::detail::require<grid_error>(opt.times[i] > opt.times[i - 1], where,
+                                            "times: expected a strictly increasing grid, got times[", i - 1,
+                                            "] = ", opt.times[i - 1], " and times[", i, "] = ", opt.times[i]);
+    }
+  }
+  auto time = [&](std::size_t i) { return opt.times.empty() ? static_cast<double>(i) * opt.delta : opt.times[i]; };
+
+  const std::size_t nd = static_cast<std::size_t>(p0.size());
+  flow<T> f(theta);
+  using state = ::thrust::device_vector<T>;
+  state y = posenc::detail::upload<T>(p0.data(), nd, where);  // row-major N x d
+  device_table<T> out(L, nd);
+  ::thrust::copy(y.begin(), y.end(), out.values().begin());
+  ode::explicit_rk<Scheme, state> stepper(y);
+  for (std::size_t i = 1; i < L; ++i) {
+    const double t0 = time(i - 1), t1 = time(i);
+    const std::size_t k = opt.substeps;
+    const double h = (t1 - t0) / static_cast<double>(k);
+    stepper.reset();
+    for (std::size_t s = 0; s < k; ++s) {
+      const double ts = t0 + static_cast<double>(s) * h;
+      const double hs = (s + 1 == k) ? t1 - ts : h;  // land exactly on t1
+      stepper.step(f, ts, y, hs);
+    }
+    if (!posenc::backend::thrust::all_finite(y))
+      posenc::detail::fail<non_finite_error>(where, "the solution became non-finite (NaN or Inf) at position ", i,
+                                             " (t = ", t1, "); the dynamics or delta are too large");
+    ::thrust::copy(y.begin(), y.end(), out.values().begin() + static_cast<std::ptrdiff_t>(i * nd));
+  }
+  return out;
+}
+
+}  // namespace floater
+}  // namespace posenc::device
