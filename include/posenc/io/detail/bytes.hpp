@@ -96,43 +96,60 @@ inline void append_bytes(std::vector<std::byte>& out, std::string_view s) {
 
 // ---- conversion of stored elements ------------------------------------------------------------
 
+/// Reverse the byte order of an unsigned integer.
+template <class U>
+[[nodiscard]] constexpr U byteswap(U v) noexcept {
+  U r = 0;
+  for (std::size_t k = 0; k < sizeof(U); ++k) {
+    r = static_cast<U>((r << 8) | (v & 0xFFu));
+    v = static_cast<U>(v >> 8);
+  }
+  return r;
+}
+
+/// dst[i] = T(decode(load<U>(src + i * sizeof(U)))) with the stored byte order `swap`ped if needed.
+template <class U, class T, class Decode>
+void convert_loop(const std::byte* src, std::size_t n, T* dst, bool swap, Decode decode) noexcept {
+  if (swap) {
+    for (std::size_t i = 0; i < n; ++i) {
+      U u;
+      std::memcpy(&u, src + i * sizeof(U), sizeof(U));
+      dst[i] = static_cast<T>(decode(byteswap(u)));
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      U u;
+      std::memcpy(&u, src + i * sizeof(U), sizeof(U));
+      dst[i] = static_cast<T>(decode(u));
+    }
+  }
+}
+
 /// Convert n stored elements of type `from` (little-endian if !big, else big-endian) at src to T.
 /// Integers convert with static_cast (exact up to 2^24 for float, 2^53 for double).
 template <class T>
 void convert(dtype from, bool big, const std::byte* src, std::size_t n, T* dst) noexcept {
-  const std::size_t w = dtype_size(from);
-  const bool native = (std::endian::native == std::endian::big) == big;
+  const bool swap = (std::endian::native == std::endian::big) != big;
   // Same representation: a plain copy.
-  if (from == dtype_of<T>() && native) {
+  if (from == dtype_of<T>() && !swap) {
     if (n) std::memcpy(dst, src, n * sizeof(T));
     return;
   }
-  auto load = [&](std::size_t i, auto tag) {
-    using U = decltype(tag);
-    const std::byte* p = src + i * w;
-    if (!big) return load_le<U>(p);
-    U v = 0;
-    for (std::size_t k = 0; k < sizeof(U); ++k) v = static_cast<U>((v << 8) | std::to_integer<std::uint8_t>(p[k]));
-    return v;
-  };
-  for (std::size_t i = 0; i < n; ++i) {
-    T v{};
-    switch (from) {
-      case dtype::boolean: v = std::to_integer<std::uint8_t>(src[i]) != 0 ? T(1) : T(0); break;
-      case dtype::u8: v = static_cast<T>(std::to_integer<std::uint8_t>(src[i])); break;
-      case dtype::i8: v = static_cast<T>(static_cast<std::int8_t>(std::to_integer<std::uint8_t>(src[i]))); break;
-      case dtype::u16: v = static_cast<T>(load(i, std::uint16_t{})); break;
-      case dtype::i16: v = static_cast<T>(static_cast<std::int16_t>(load(i, std::uint16_t{}))); break;
-      case dtype::u32: v = static_cast<T>(load(i, std::uint32_t{})); break;
-      case dtype::i32: v = static_cast<T>(static_cast<std::int32_t>(load(i, std::uint32_t{}))); break;
-      case dtype::u64: v = static_cast<T>(load(i, std::uint64_t{})); break;
-      case dtype::i64: v = static_cast<T>(static_cast<std::int64_t>(load(i, std::uint64_t{}))); break;
-      case dtype::f16: v = static_cast<T>(half_to_float(load(i, std::uint16_t{}))); break;
-      case dtype::bf16: v = static_cast<T>(bf16_to_float(load(i, std::uint16_t{}))); break;
-      case dtype::f32: v = static_cast<T>(std::bit_cast<float>(load(i, std::uint32_t{}))); break;
-      case dtype::f64: v = static_cast<T>(std::bit_cast<double>(load(i, std::uint64_t{}))); break;
-    }
-    dst[i] = v;
+  const auto same = [](auto u) { return u; };
+  switch (from) {
+    case dtype::boolean: convert_loop<std::uint8_t>(src, n, dst, false, [](std::uint8_t u) { return u != 0 ? 1 : 0; }); break;
+    case dtype::u8: convert_loop<std::uint8_t>(src, n, dst, false, same); break;
+    case dtype::i8: convert_loop<std::uint8_t>(src, n, dst, false, [](std::uint8_t u) { return static_cast<std::int8_t>(u); }); break;
+    case dtype::u16: convert_loop<std::uint16_t>(src, n, dst, swap, same); break;
+    case dtype::i16: convert_loop<std::uint16_t>(src, n, dst, swap, [](std::uint16_t u) { return static_cast<std::int16_t>(u); }); break;
+    case dtype::u32: convert_loop<std::uint32_t>(src, n, dst, swap, same); break;
+    case dtype::i32: convert_loop<std::uint32_t>(src, n, dst, swap, [](std::uint32_t u) { return static_cast<std::int32_t>(u); }); break;
+    case dtype::u64: convert_loop<std::uint64_t>(src, n, dst, swap, same); break;
+    case dtype::i64: convert_loop<std::uint64_t>(src, n, dst, swap, [](std::uint64_t u) { return static_cast<std::int64_t>(u); }); break;
+    case dtype::f16: convert_loop<std::uint16_t>(src, n, dst, swap, half_to_float); break;
+    case dtype::bf16: convert_loop<std::uint16_t>(src, n, dst, swap, bf16_to_float); break;
+    case dtype::f32: convert_loop<std::uint32_t>(src, n, dst, swap, [](std::uint32_t u) { return std::bit_cast<float>(u); }); break;
+    case dtype::f64: convert_loop<std::uint64_t>(src, n, dst, swap, [](std::uint64_t u) { return std::bit_cast<double>(u); }); break;
   }
 }
 
