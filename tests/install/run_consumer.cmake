@@ -7,6 +7,7 @@
 #   [-DEXPECT_FAILURE_REGEX=<regex>]  configuring must fail with output matching <regex>
 #   [-DEXTRA_ARGS=a,b]                more -D arguments for the consumer's configure step
 #   [-DPROGRAMS=core,eigen]           build and run only these programs (default: all configured)
+#   [-DRUN=prog]                      for another project: the programs (in BINARY_DIR) to run
 cmake_minimum_required(VERSION 3.24)
 foreach(v SOURCE_DIR BINARY_DIR CXX GENERATOR)
   if(NOT DEFINED ${v})
@@ -45,7 +46,9 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "configuring the consumer failed:\n${out}")
 endif()
 string(REGEX MATCH "posenc [^\n]* from [^\n]*" found "${out}")
-message(STATUS "${found}")
+if(found)
+  message(STATUS "${found}")
+endif()
 
 set(targets "")
 foreach(p IN LISTS PROGRAMS)
@@ -57,7 +60,12 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "building the consumer failed:\n${out}")
 endif()
 
-file(STRINGS "${BINARY_DIR}/programs.txt" programs)
+if(DEFINED RUN)
+  string(REPLACE "," ";" programs "${RUN}")
+  list(TRANSFORM programs PREPEND "${BINARY_DIR}/")
+else()
+  file(STRINGS "${BINARY_DIR}/programs.txt" programs)
+endif()
 foreach(p IN LISTS programs)
   get_filename_component(name "${p}" NAME_WE)
   string(REGEX REPLACE "^consumer_" "" name "${name}")

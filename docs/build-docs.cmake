@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: MIT
+# Builds the documentation site: runs the examples that draw pictures (each in its own scratch
+# directory, collecting the PNG files they write), then Doxygen with warnings as errors, then
+# checks the site. Run with cmake -P (see docs/CMakeLists.txt):
+#   -DDOXYGEN=<doxygen> -DDOXYFILE=<configured Doxyfile> -DOUT_DIR=<out> -DIMAGE_DIR=<dir>
+#   -DDOCS_DIR=<source docs/> -DPROGRAMS=<prog1|prog2|...>
+cmake_minimum_required(VERSION 3.24)
+string(REPLACE "|" ";" PROGRAMS "${PROGRAMS}")
+
+# ---- pictures from the examples -----------------------------------------------------------------
+file(REMOVE_RECURSE "${IMAGE_DIR}" "${OUT_DIR}/html" "${OUT_DIR}/run")
+file(MAKE_DIRECTORY "${IMAGE_DIR}")
+set(made "")
+foreach(p IN LISTS PROGRAMS)
+  get_filename_component(name "${p}" NAME)
+  set(dir "${OUT_DIR}/run/${name}")
+  file(MAKE_DIRECTORY "${dir}")
+  execute_process(COMMAND "${p}" WORKING_DIRECTORY "${dir}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "example ${name} failed (exit ${rc}); the docs need its pictures:\n${out}")
+  endif()
+  file(GLOB_RECURSE pngs RELATIVE "${dir}" "${dir}/*.png")
+  foreach(png IN LISTS pngs)
+    get_filename_component(base "${png}" NAME)
+    if(base IN_LIST made)
+      message(FATAL_ERROR "two examples write ${base}; picture names must be unique")
+    endif()
+    list(APPEND made "${base}")
+    file(COPY_FILE "${dir}/${png}" "${IMAGE_DIR}/${base}")
+  endforeach()
+endforeach()
+list(LENGTH made n)
+message(STATUS "pictures from the examples (${n}): ${made}")
+
+# ---- Doxygen ------------------------------------------------------------------------------------
+execute_process(COMMAND "${DOXYGEN}" "${DOXYFILE}" WORKING_DIRECTORY "${OUT_DIR}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+set(log "")
+if(EXISTS "${OUT_DIR}/doxygen-warnings.log")
+  file(READ "${OUT_DIR}/doxygen-warnings.log" log)
+endif()
+string(STRIP "${log}" log)
+if(NOT rc EQUAL 0 OR NOT log STREQUAL "")
+  message(FATAL_ERROR "Doxygen failed (exit ${rc}); warnings are errors:\n${log}\n${out}")
+endif()
+
+# ---- the site -----------------------------------------------------------------------------------
+if(NOT EXISTS "${OUT_DIR}/html/index.html")
+  message(FATAL_ERROR "no ${OUT_DIR}/html/index.html")
+endif()
+# Every hand-written page became an HTML page (a page without a `# Title {#id}` heading, or a file
+# Doxygen skipped, would be missing from the site).
+file(GLOB pages RELATIVE "${DOCS_DIR}" "${DOCS_DIR}/*.md" "${DOCS_DIR}/performance/*.md")
+set(missing "")
+foreach(md IN LISTS pages)
+  if(md STREQUAL "index.md")
+    continue()
+  endif()
+  file(STRINGS "${DOCS_DIR}/${md}" head LIMIT_COUNT 1)
+  if(NOT head MATCHES "^# .*\\{#([A-Za-z0-9_-]+)\\}")
+    string(APPEND missing "  ${md}: the first line must be '# Title {#page-id}'\n")
+    continue()
+  endif()
+  set(id "${CMAKE_MATCH_1}")
+  string(REPLACE "-" "_" id2 "${id}")
+  string(REGEX REPLACE "([A-Z])" "_\\1" id3 "${id}")
+  string(TOLOWER "${id3}" id3)
+  if(NOT EXISTS "${OUT_DIR}/html/${id}.html" AND NOT EXISTS "${OUT_DIR}/html/${id2}.html"
+     AND NOT EXISTS "${OUT_DIR}/html/${id3}.html")
+    string(APPEND missing "  ${md}: no html/${id}.html\n")
+  endif()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "pages missing from the site:\n${missing}")
+endif()
+# Every picture a page shows is in the site.
+file(GLOB_RECURSE mds "${DOCS_DIR}/*.md")
+foreach(md IN LISTS mds)
+  file(STRINGS "${md}" imgs REGEX "\\\\image html ")
+  foreach(line IN LISTS imgs)
+    string(REGEX MATCH "\\\\image html ([^ ]+)" _ "${line}")
+    if(NOT EXISTS "${OUT_DIR}/html/${CMAKE_MATCH_1}")
+      string(APPEND missing "  ${md}: ${CMAKE_MATCH_1} is not in the site\n")
+    endif()
+  endforeach()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "pictures missing from the site:\n${missing}")
+endif()
+list(LENGTH pages np)
+message(STATUS "documentation site: ${OUT_DIR}/html/index.html (${np} pages)")
