@@ -6,3 +6,4 @@
 
 #include <posenc/encoding/floater.hpp>
 #include <posenc/encoding/floater_flow.hpp>
+#include <posenc/encoding/floater_io.hpp>
