@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -332,11 +333,10 @@ TEST_CASE("npy write validates its arguments") {
                          {"cannot open for writing"});
 }
 
-TEST_CASE("npy fuzz: every single-byte mutation and every truncation gives a valid array or an io_error") {
-  // A small valid file; mutate each byte to several values, and cut it at every length.
+TEST_CASE("npy fuzz: single-byte mutations, random multi-byte mutations and every truncation give a valid array or an io_error") {
+  // A small valid file (Fortran order, so the transpose runs on accepted mutants too).
   const auto img = io_test::npy_image(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",
                                       f32_data({1, 2, 3, 4, 5, 6}), 16);
-  const unsigned char values[] = {0x00, 0xFF, 0x80, '0', '9', '(', ')', ',', '\'', '{', '}', ' ', 'L', 'T', '>'};
   std::size_t ok = 0, rejected = 0;
   auto attempt = [&](const bytes& b) {
     try {
@@ -350,21 +350,46 @@ TEST_CASE("npy fuzz: every single-byte mutation and every truncation gives a val
       ++rejected;
     }
   };
-  for (std::size_t pos = 0; pos < img.size(); ++pos)
+  // Each byte takes the structurally interesting values; the length fields take all 256.
+  const unsigned char values[] = {0x00, 0x01, 0x7F, 0x80, 0xFF, 0x93, '0', '1', '9', '(', ')', ',', '\'', '{', '}', ':', ' ', 'L', 'T', 'F', '<', '>', '|', '\n'};
+  const std::size_t length_field_end = 10;
+  for (std::size_t pos = 0; pos < img.size(); ++pos) {
+    if (pos < length_field_end) {
+      for (unsigned v = 0; v < 256; ++v) {
+        bytes b = img;
+        b[pos] = static_cast<std::byte>(v);
+        attempt(b);
+      }
+      continue;
+    }
     for (unsigned char v : values) {
       bytes b = img;
       b[pos] = static_cast<std::byte>(v);
       attempt(b);
     }
-  for (std::size_t len = 0; len < img.size(); ++len) {
-    bytes b(img.begin(), img.begin() + static_cast<std::ptrdiff_t>(len));
-    bool threw = false;
-    try {
-      (void)pio::read_npy<float>(std::span<const std::byte>(b));
-    } catch (const posenc::io_error&) {
-      threw = true;
+  }
+  // Seeded random mutants: 1-4 bytes replaced by header-like characters or random bytes, then
+  // maybe truncated or extended.
+  std::mt19937 rng(12345);
+  const std::string alphabet = "0123456789(),'{}: TrueFalsL<>|fi\n";
+  for (int it = 0; it < 2000; ++it) {
+    bytes b = img;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const std::size_t pos = rng() % b.size();
+      b[pos] = (rng() % 2) ? static_cast<std::byte>(alphabet[rng() % alphabet.size()]) : static_cast<std::byte>(rng() & 0xFF);
     }
-    CHECK_MESSAGE(threw, "truncation to ", len, " bytes was accepted");
+    if (rng() % 4 == 0) b.resize(rng() % b.size());
+    else if (rng() % 4 == 0) b.resize(b.size() + rng() % 16, std::byte{0});
+    attempt(b);
+  }
+  // Every truncation is rejected, from memory and from a file.
+  io_test::scratch_dir dir("npy_fuzz");
+  for (std::size_t len = 0; len < img.size(); ++len) {
+    const bytes b(img.begin(), img.begin() + static_cast<std::ptrdiff_t>(len));
+    io_test::require_error([&] { (void)pio::read_npy<float>(std::span<const std::byte>(b)); }, {"<memory>"});
+    io_test::write_bytes(dir / "t.npy", b);
+    io_test::require_error([&] { (void)pio::read_npy<float>(dir / "t.npy"); }, {"t.npy"});
   }
   CHECK(ok > 0);
   CHECK(rejected > 0);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -309,7 +310,7 @@ TEST_CASE("safetensors write validates names, shapes and metadata") {
                          {"cannot open for writing"});
 }
 
-TEST_CASE("safetensors fuzz: every single-byte mutation and every truncation gives a valid file or an io_error") {
+TEST_CASE("safetensors fuzz: single-byte mutations, random multi-byte mutations and every truncation give a valid file or an io_error") {
   // Small valid file: metadata, an F16 [1,2] and an F32 [2] tensor.
   bytes data;
   for (unsigned x : {0x3C00u, 0xC000u}) io_test::put_le(data, x, 2);
@@ -317,7 +318,6 @@ TEST_CASE("safetensors fuzz: every single-byte mutation and every truncation giv
   const std::string json = R"({"__metadata__":{"a":"b"},)" + entry("h", "F16", "[1,2]", 0, 4) + "," +
                            entry("x", "F32", "[2]", 4, 12) + "}";
   const bytes img = io_test::safetensors_image(json, data);
-  const unsigned char values[] = {0x00, 0xFF, 0x80, '0', '1', '9', '[', ']', '{', '}', '"', ',', ':', ' ', '\\', 'F'};
   std::size_t ok = 0, rejected = 0;
   auto attempt = [&](const bytes& b) {
     try {
@@ -334,20 +334,46 @@ TEST_CASE("safetensors fuzz: every single-byte mutation and every truncation giv
       ++rejected;
     }
   };
-  for (std::size_t pos = 0; pos < img.size(); ++pos)
+  // Each byte takes the structurally interesting values; the length fields take all 256.
+  const unsigned char values[] = {0x00, 0x01, 0x7F, 0x80, 0xC3, 0xFF, '0', '1', '9', '-', '.', 'e', '[', ']', '{', '}', '"', ',', ':', ' ', '\\', 'F', 'B', 'u'};
+  const std::size_t length_field_end = 8;
+  for (std::size_t pos = 0; pos < img.size(); ++pos) {
+    if (pos < length_field_end) {
+      for (unsigned v = 0; v < 256; ++v) {
+        bytes b = img;
+        b[pos] = static_cast<std::byte>(v);
+        attempt(b);
+      }
+      continue;
+    }
     for (unsigned char v : values) {
       bytes b = img;
       b[pos] = static_cast<std::byte>(v);
       attempt(b);
     }
-  for (std::size_t len = 0; len < img.size(); ++len) {
-    bool threw = false;
-    try {
-      (void)open_mem(bytes(img.begin(), img.begin() + static_cast<std::ptrdiff_t>(len)));
-    } catch (const posenc::io_error&) {
-      threw = true;
+  }
+  // Seeded random mutants: 1-4 bytes replaced by JSON-like characters or random bytes, then maybe
+  // truncated or extended.
+  std::mt19937 rng(2024);
+  const std::string alphabet = "0123456789[]{}\",: -.eEFBUI\\u\x7f";
+  for (int it = 0; it < 2000; ++it) {
+    bytes b = img;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const std::size_t pos = rng() % b.size();
+      b[pos] = (rng() % 2) ? static_cast<std::byte>(alphabet[rng() % alphabet.size()]) : static_cast<std::byte>(rng() & 0xFF);
     }
-    CHECK_MESSAGE(threw, "truncation to ", len, " bytes was accepted");
+    if (rng() % 4 == 0) b.resize(rng() % b.size());
+    else if (rng() % 4 == 0) b.resize(b.size() + rng() % 16, std::byte{0});
+    attempt(b);
+  }
+  // Every truncation is rejected, from memory and from a file.
+  io_test::scratch_dir dir("st_fuzz");
+  for (std::size_t len = 0; len < img.size(); ++len) {
+    const bytes b(img.begin(), img.begin() + static_cast<std::ptrdiff_t>(len));
+    io_test::require_error([&] { (void)open_mem(b); }, {"<memory>"});
+    io_test::write_bytes(dir / "t.safetensors", b);
+    io_test::require_error([&] { (void)pio::safetensors_file::open(dir / "t.safetensors"); }, {"t.safetensors"});
   }
   CHECK(ok > 0);
   CHECK(rejected > 0);
