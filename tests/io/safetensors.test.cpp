@@ -234,6 +234,10 @@ TEST_CASE("safetensors rejects malformed files with an io_error naming the sourc
   io_test::require_error(mem(io_test::safetensors_image("{} x", {})), {"unexpected characters"});
   io_test::require_error(mem(io_test::safetensors_image("{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}", {})),
                          {"nested too deeply"});
+  std::string long_shape = "[1";
+  for (int i = 0; i < 5000; ++i) long_shape += ",1";
+  io_test::require_error(mem(json_file("{" + entry("w", "F32", long_shape + "]", 0, 4) + "}", 4)),
+                         {"JSON array longer than the limit of 4096"});
   io_test::require_error(mem(io_test::safetensors_image("{\"w\":[]}", {})), {"tensor 'w'", "not an object"});
   io_test::require_error(mem(json_file("{\"w\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4)),
                          {"tensor 'w'", "missing or non-string \"dtype\""});

@@ -90,6 +90,7 @@ using safetensors_metadata = std::map<std::string, std::string>;
 namespace detail {
 
 inline constexpr std::uint64_t safetensors_max_header = 100'000'000;  // as the reference implementation
+inline constexpr std::size_t safetensors_max_array = 4096;  // longest JSON array accepted (shapes: rank <= 4096)
 
 [[nodiscard]] inline bool safetensors_dtype_from_name(std::string_view s, dtype& out) noexcept {
   for (dtype t : {dtype::boolean, dtype::u8, dtype::i8, dtype::u16, dtype::i16, dtype::u32, dtype::i32, dtype::u64,
@@ -261,7 +262,7 @@ class safetensors_file {
       detail::io_fail(where, src, "bad safetensors header: the JSON header must start with '{'");
     const detail::json::value root = detail::json::parse(text, [&](std::size_t off, std::string_view msg) {
       detail::io_fail(where, src, "bad JSON in the safetensors header at offset ", off, ": ", msg);
-    });
+    }, detail::safetensors_max_array);
     if (!root.is_object()) detail::io_fail(where, src, "bad safetensors header: the JSON header is not an object");
     const std::uint64_t data_size = total - 8 - n;
     for (std::size_t i = 0; i < root.keys.size(); ++i) {
