@@ -2,6 +2,7 @@
 // Shared helpers of the toeplitz tests: random data and long-double reference transforms.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstddef>
@@ -68,6 +69,44 @@ inline std::vector<cld> direct_dft(const std::vector<cld>& x, int sign = -1) {
     y[k] = cld(re, im);
   }
   return y;
+}
+
+/// The direct DFT at the given bins only: y[t] = X_{bins[t]}.
+inline std::vector<cld> direct_dft_at(const std::vector<cld>& x, const std::vector<std::size_t>& bins, int sign = -1) {
+  const std::size_t n = x.size();
+  std::vector<cld> y;
+  for (std::size_t k : bins) {
+    long double re = 0, im = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t e = (j * k) % n;
+      const long double a = 2.0L * std::numbers::pi_v<long double> * static_cast<long double>(e) / static_cast<long double>(n);
+      const long double c = std::cos(a), s = sign * std::sin(a);
+      re += x[j].real() * c - x[j].imag() * s;
+      im += x[j].real() * s + x[j].imag() * c;
+    }
+    y.emplace_back(re, im);
+  }
+  return y;
+}
+
+/// count bins in [0, n): 0, 1, n-1, n/2 and random ones.
+inline std::vector<std::size_t> sample_bins(std::size_t n, std::size_t count) {
+  std::vector<std::size_t> b = {0, 1 % n, n - 1, n / 2};
+  while (b.size() < count) b.push_back(static_cast<std::size_t>(rng()() % n));
+  return b;
+}
+
+/// Like rel_max_error, comparing a[bins[t]] with b[t].
+template <class A>
+long double rel_max_error_at(const A& a, const std::vector<cld>& b, const std::vector<std::size_t>& bins) {
+  long double num = 0, den = 0;
+  for (std::size_t t = 0; t < bins.size(); ++t) {
+    const auto& v = a[bins[t]];
+    const cld ak(static_cast<long double>(std::real(v)), static_cast<long double>(std::imag(v)));
+    num = std::max(num, std::abs(ak - b[t]));
+    den = std::max(den, std::abs(b[t]));
+  }
+  return den == 0 ? num : num / den;
 }
 
 /// max_k |a_k - b_k| / max_k |b_k| (b the reference).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Header-only FFT used by the Toeplitz/circulant products: a mixed-radix (4, 2, 3, 5 and generic
+// Header-only FFT used by the Toeplitz/circulant products: a mixed-radix (8, 4, 2, 3, 5 and generic
 // odd radices up to 13) Stockham transform on split (re[], im[]) arrays with twiddles precomputed
 // in a plan, Bluestein's chirp-z algorithm for sizes with a larger prime factor, and real-input
 // (r2c / c2r) transforms built on a half-length complex transform. No runtime library.
@@ -39,6 +39,15 @@ namespace posenc::fft {
 
 namespace detail {
 
+// The stage loops read and write distinct buffers; tell the vectoriser so (no runtime alias checks).
+#if defined(__clang__)
+#define POSENC_FFT_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define POSENC_FFT_IVDEP _Pragma("GCC ivdep")
+#else
+#define POSENC_FFT_IVDEP
+#endif
+
 /// exp(-2 pi i num / den) in long double, rounded once to T (num reduced mod den first).
 template <class T>
 inline void root(std::uint64_t num, std::uint64_t den, T& re, T& im) {
@@ -56,7 +65,7 @@ struct stage {
   std::size_t gen;     // offset of the R roots of unity (generic radices only)
 };
 
-constexpr unsigned max_generic_radix = 13;
+constexpr unsigned max_generic_radix = 13;  // generic odd radices: 7, 11, 13
 
 // ---- butterflies (forward sign) on R scalars held in registers ----------------------------
 template <class T>
@@ -124,12 +133,43 @@ inline void bfly5(T* ar, T* ai) {
   ai[3] = m2i + n2r;
 }
 
+// Radix 8 as two radix-4 DFTs (even and odd samples) combined with w8^k = exp(-i pi k / 4).
+template <class T>
+inline void bfly8(T* ar, T* ai) {
+  constexpr T h = static_cast<T>(0.707106781186547524400844362104849039L);  // 1/sqrt(2)
+  T er[4] = {ar[0], ar[2], ar[4], ar[6]}, ei[4] = {ai[0], ai[2], ai[4], ai[6]};
+  T orr[4] = {ar[1], ar[3], ar[5], ar[7]}, oi[4] = {ai[1], ai[3], ai[5], ai[7]};
+  bfly4(er, ei);
+  bfly4(orr, oi);
+  // o_k <- w8^k o_k
+  const T o1r = h * (orr[1] + oi[1]), o1i = h * (oi[1] - orr[1]);
+  const T o2r = oi[2], o2i = -orr[2];
+  const T o3r = h * (oi[3] - orr[3]), o3i = -h * (orr[3] + oi[3]);
+  ar[0] = er[0] + orr[0];
+  ai[0] = ei[0] + oi[0];
+  ar[4] = er[0] - orr[0];
+  ai[4] = ei[0] - oi[0];
+  ar[1] = er[1] + o1r;
+  ai[1] = ei[1] + o1i;
+  ar[5] = er[1] - o1r;
+  ai[5] = ei[1] - o1i;
+  ar[2] = er[2] + o2r;
+  ai[2] = ei[2] + o2i;
+  ar[6] = er[2] - o2r;
+  ai[6] = ei[2] - o2i;
+  ar[3] = er[3] + o3r;
+  ai[3] = ei[3] + o3i;
+  ar[7] = er[3] - o3r;
+  ai[7] = ei[3] - o3i;
+}
+
 template <unsigned R, class T>
 inline void bfly(T* ar, T* ai) {
   if constexpr (R == 2) bfly2(ar, ai);
   else if constexpr (R == 3) bfly3(ar, ai);
   else if constexpr (R == 4) bfly4(ar, ai);
-  else bfly5(ar, ai);
+  else if constexpr (R == 5) bfly5(ar, ai);
+  else bfly8(ar, ai);
 }
 
 /// One Stockham stage of radix R (Govindaraju et al. 2008 indexing): for j = b*ns + t,
@@ -139,6 +179,7 @@ inline void stage_fixed(std::size_t n, std::size_t ns, const T* __restrict ir, c
                         T* __restrict orr, T* __restrict oi, const T* __restrict twr, const T* __restrict twi) {
   const std::size_t q = n / R;
   if (ns == 1) {
+    POSENC_FFT_IVDEP
     for (std::size_t b = 0; b < q; ++b) {
       T ar[R], ai[R];
       for (unsigned r = 0; r < R; ++r) {
@@ -159,6 +200,7 @@ inline void stage_fixed(std::size_t n, std::size_t ns, const T* __restrict ir, c
     const T* __restrict ii0 = ii + b * ns;
     T* __restrict or0 = orr + b * ns * R;
     T* __restrict oi0 = oi + b * ns * R;
+    POSENC_FFT_IVDEP
     for (std::size_t t = 0; t < ns; ++t) {
       T ar[R], ai[R];
       ar[0] = ir0[t];
@@ -222,16 +264,29 @@ class plan {
     posenc::detail::require(n <= (std::size_t{1} << 40), "fft::plan", "size n must be <= 2^40, got ", n);
     std::size_t rest = n;
     std::vector<unsigned> radices;
-    while (rest % 4 == 0) { radices.push_back(4); rest /= 4; }
-    while (rest % 2 == 0) { radices.push_back(2); rest /= 2; }
+    // Powers of two: radix 8 as far as possible (fewest passes), then 4 and 2 (a leftover 2 with
+    // an 8 available becomes 4 x 4).
+    unsigned e2 = 0;
+    while (rest % 2 == 0) { ++e2; rest /= 2; }
+    unsigned n8 = e2 / 3, n4 = 0, n2 = 0;
+    if (e2 % 3 == 2) n4 = 1;
+    else if (e2 % 3 == 1) {
+      if (n8 > 0) { --n8; n4 = 2; }
+      else n2 = 1;
+    }
+    radices.insert(radices.end(), n8, 8u);
+    radices.insert(radices.end(), n4, 4u);
+    radices.insert(radices.end(), n2, 2u);
     for (unsigned p : {3u, 5u, 7u, 11u, 13u})
       while (rest % p == 0) { radices.push_back(p); rest /= p; }
     if (rest != 1) {
       init_bluestein();
       return;
     }
-    // Radix-2 stage last (largest ns) keeps the short-inner-loop stage count low.
-    std::stable_sort(radices.begin(), radices.end(), [](unsigned a, unsigned b) { return a > b && b == 2; });
+    if (n >= four_step_min) {
+      init_four_step();
+      return;
+    }
     std::size_t ns = 1;
     for (unsigned r : radices) {
       detail::stage s{r, ns, m_twr.size(), m_genr.size()};
@@ -242,7 +297,7 @@ class plan {
           m_twr.push_back(wr);
           m_twi.push_back(wi);
         }
-      if (r != 2 && r != 3 && r != 4 && r != 5)
+      if (r != 2 && r != 3 && r != 4 && r != 5 && r != 8)
         for (unsigned e = 0; e < r; ++e) {
           T wr, wi;
           detail::root(e, r, wr, wi);
@@ -269,9 +324,12 @@ class plan {
   ~plan() = default;
 
   [[nodiscard]] std::size_t size() const noexcept { return m_n; }
-  /// Radices of the Stockham stages (empty when the plan uses Bluestein, or n = 1).
+  /// Radices of the Stockham stages (empty when the plan uses Bluestein or the four-step
+  /// decomposition, or n = 1).
   [[nodiscard]] const std::vector<unsigned>& factors() const noexcept { return m_factors; }
   [[nodiscard]] bool uses_bluestein() const noexcept { return m_sub != nullptr; }
+  /// True for n >= 4096 without a prime factor > 13: n = n1 n2 by Bailey's four-step algorithm.
+  [[nodiscard]] bool uses_four_step() const noexcept { return m_row1 != nullptr; }
 
   /// In-place forward transform of the split array (re[0..n), im[0..n)).
   void forward(T* re, T* im) { run(re, im); }
@@ -321,6 +379,10 @@ class plan {
       bluestein(re, im);
       return;
     }
+    if (m_row1) {
+      four_step(re, im);
+      return;
+    }
     T* sr = re;
     T* si = im;
     T* dr = m_wr.data();
@@ -333,6 +395,7 @@ class plan {
         case 3: detail::stage_fixed<3>(m_n, s.ns, sr, si, dr, di, twr, twi); break;
         case 4: detail::stage_fixed<4>(m_n, s.ns, sr, si, dr, di, twr, twi); break;
         case 5: detail::stage_fixed<5>(m_n, s.ns, sr, si, dr, di, twr, twi); break;
+        case 8: detail::stage_fixed<8>(m_n, s.ns, sr, si, dr, di, twr, twi); break;
         default:
           detail::stage_generic(s.radix, m_n, s.ns, sr, si, dr, di, twr, twi, m_genr.data() + s.gen,
                                 m_geni.data() + s.gen);
@@ -344,6 +407,71 @@ class plan {
       std::copy(sr, sr + m_n, re);
       std::copy(si, si + m_n, im);
     }
+  }
+
+  // Four-step (Bailey) for large sizes, so that every pass works on L1/L2-resident rows instead of
+  // streaming the whole array at power-of-two strides: n = n1 n2, x viewed as [j1][j2];
+  // X[k1 + n1 k2] = sum_j2 w_n2^{j2 k2} w_n^{j2 k1} sum_j1 w_n1^{j1 k1} x[j1][j2].
+  static constexpr std::size_t four_step_min = 4096;
+  static constexpr std::size_t tile = 16;
+
+  void init_four_step() {
+    const std::size_t n = m_n;
+    std::size_t n1 = 1;
+    for (std::size_t d = 1; d * d <= n; ++d)
+      if (n % d == 0) n1 = d;
+    const std::size_t n2 = n / n1;  // n2 >= n1
+    m_n1 = n1;
+    m_row1 = std::make_unique<plan>(n1);
+    m_row2 = std::make_unique<plan>(n2);
+    m_twr.resize(n);
+    m_twi.resize(n);
+    for (std::size_t j2 = 0; j2 < n2; ++j2)
+      for (std::size_t k1 = 0; k1 < n1; ++k1) detail::root(std::uint64_t(j2) * k1, n, m_twr[j2 * n1 + k1], m_twi[j2 * n1 + k1]);
+    m_wr.assign(n, T(0));
+    m_wi.assign(n, T(0));
+    m_br.assign(n, T(0));
+    m_bi.assign(n, T(0));
+    m_ur.assign(n, T(0));
+    m_ui.assign(n, T(0));
+  }
+
+  // dst[c][r] = src[r][c] for an r x c row-major source (both arrays of the split pair).
+  static void transpose(std::size_t rows, std::size_t cols, const T* sr, const T* si, T* dr, T* di) {
+    for (std::size_t r0 = 0; r0 < rows; r0 += tile)
+      for (std::size_t c0 = 0; c0 < cols; c0 += tile) {
+        const std::size_t r1 = std::min(rows, r0 + tile), c1 = std::min(cols, c0 + tile);
+        for (std::size_t c = c0; c < c1; ++c)
+          for (std::size_t r = r0; r < r1; ++r) {
+            dr[c * rows + r] = sr[r * cols + c];
+            di[c * rows + r] = si[r * cols + c];
+          }
+      }
+  }
+
+  void four_step(T* re, T* im) {
+    const std::size_t n1 = m_n1, n2 = m_n / n1;
+    T* ar = m_wr.data();
+    T* ai = m_wi.data();
+    T* br = m_br.data();
+    T* bi = m_bi.data();
+    transpose(n1, n2, re, im, ar, ai);  // [j2][j1]
+    for (std::size_t j2 = 0; j2 < n2; ++j2) {
+      T* rr = ar + j2 * n1;
+      T* ri = ai + j2 * n1;
+      m_row1->forward(rr, ri);  // [j2][k1]
+      const T* twr = m_twr.data() + j2 * n1;
+      const T* twi = m_twi.data() + j2 * n1;
+      POSENC_FFT_IVDEP
+      for (std::size_t k1 = 0; k1 < n1; ++k1) {
+        const T xr = rr[k1], xi = ri[k1];
+        rr[k1] = xr * twr[k1] - xi * twi[k1];
+        ri[k1] = xr * twi[k1] + xi * twr[k1];
+      }
+    }
+    transpose(n2, n1, ar, ai, br, bi);  // [k1][j2]
+    for (std::size_t k1 = 0; k1 < n1; ++k1) m_row2->forward(br + k1 * n2, bi + k1 * n2);  // [k1][k2]
+    transpose(n1, n2, br, bi, re, im);  // [k2][k1] = X[k1 + n1 k2]
   }
 
   // Bluestein: X_k = c_k sum_j (x_j c_j) conj(c_{k-j}), c_k = exp(-i pi k^2 / n), as a cyclic
@@ -408,6 +536,9 @@ class plan {
   std::vector<T> m_wr, m_wi;  // ping-pong work buffer (Stockham) or Bluestein work array
   std::vector<T> m_ur, m_ui;  // split copies for the interleaved interface
   std::unique_ptr<plan> m_sub;
+  std::unique_ptr<plan> m_row1, m_row2;  // four-step row transforms (sizes n1, n / n1)
+  std::size_t m_n1 = 0;
+  std::vector<T> m_br, m_bi;  // four-step second work buffer
   std::vector<T> m_cr, m_ci, m_fr, m_fi;  // Bluestein chirp and filter spectrum (scaled by 1/m)
 };
 
