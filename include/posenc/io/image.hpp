@@ -154,7 +154,7 @@ inline std::vector<std::byte> png_encode_rgb(std::span<const std::uint8_t> rgb, 
   std::vector<std::byte> ihdr;
   append_be32(ihdr, static_cast<std::uint32_t>(width));
   append_be32(ihdr, static_cast<std::uint32_t>(height));
-  for (unsigned char c : {8, 2, 0, 0, 0}) ihdr.push_back(std::byte{c});  // depth 8, RGB, deflate, filter 0, no interlace
+  for (int c : {8, 2, 0, 0, 0}) ihdr.push_back(static_cast<std::byte>(c));  // depth 8, RGB, deflate, filter 0, no interlace
   png_chunk(out, "IHDR", ihdr.data(), ihdr.size());
   for (std::size_t at = 0; at < z.size(); at += max_idat)
     png_chunk(out, "IDAT", z.data() + at, std::min(max_idat, z.size() - at));
@@ -176,7 +176,7 @@ inline void check_png_size(std::size_t width, std::size_t height, std::string_vi
 }  // namespace detail
 
 /// The color of t in [0, 1] (clamped) under a colormap, as 8-bit RGB.
-/// viridis: piecewise-linear through matplotlib's viridis sampled at t = k/9 (k = 0..9);
+/// viridis: matplotlib's viridis, exact at t = k/9 (k = 0..9) and within a few levels between;
 /// gray: round(255 t); diverging: (59, 76, 192) -> (221, 221, 221) at t = 1/2 -> (180, 4, 38).
 [[nodiscard]] inline std::array<std::uint8_t, 3> colormap_rgb(colormap map, double t) noexcept {
   if (!(t >= 0)) t = 0;  // also maps NaN to 0
@@ -184,7 +184,7 @@ inline void check_png_size(std::size_t width, std::size_t height, std::string_vi
   using stop = std::array<double, 3>;
   auto lerp = [](const stop& a, const stop& b, double s) {
     std::array<std::uint8_t, 3> c{};
-    for (int k = 0; k < 3; ++k) c[k] = static_cast<std::uint8_t>(std::lround(a[k] + (b[k] - a[k]) * s));
+    for (std::size_t k = 0; k < 3; ++k) c[k] = static_cast<std::uint8_t>(std::lround(a[k] + (b[k] - a[k]) * s));
     return c;
   };
   switch (map) {
@@ -198,12 +198,35 @@ inline void check_png_size(std::size_t width, std::size_t height, std::string_vi
     }
     case colormap::viridis:
     default: {
+      // matplotlib's viridis at t = k/9 (as published, e.g. viridisLite::viridis(10)) ...
       static constexpr stop v[10] = {{0x44, 0x01, 0x54}, {0x48, 0x28, 0x78}, {0x3E, 0x4A, 0x89}, {0x31, 0x68, 0x8E},
                                      {0x26, 0x82, 0x8E}, {0x1F, 0x9E, 0x89}, {0x35, 0xB7, 0x79}, {0x6D, 0xCD, 0x59},
                                      {0xB4, 0xDE, 0x2C}, {0xFD, 0xE7, 0x25}};
+      // ... and between the stops the curvature of a degree-6 polynomial fit of viridis: the map is
+      // poly(t) + (piecewise-linear interpolation of stop_k - poly(k/9)), exact at the stops.
+      static constexpr double c[7][3] = {{0.2777273272234177, 0.005407344544966578, 0.3340998053353061},
+                                         {0.1050930431085774, 1.404613529898575, 1.384590162594685},
+                                         {-0.3308618287255563, 0.214847559468213, 0.09509516302823659},
+                                         {-4.634230498983486, -5.799100973351585, -19.33244095627987},
+                                         {6.228269936347081, 14.17993336680509, 56.69055260068105},
+                                         {4.776384997670288, -13.74514537774601, -65.35303263337234},
+                                         {-5.435455855934631, 4.645852612178535, 26.3124352495832}};
+      auto poly = [](double x, std::size_t k) {
+        double r = 0;
+        for (std::size_t p = 7; p-- > 0;) r = r * x + c[p][k];
+        return 255.0 * r;
+      };
       const double x = 9 * t;
       const auto i = std::min<std::size_t>(static_cast<std::size_t>(x), 8);
-      return lerp(v[i], v[i + 1], x - static_cast<double>(i));
+      const double s = x - static_cast<double>(i);
+      const double t0 = static_cast<double>(i) / 9, t1 = static_cast<double>(i + 1) / 9;
+      std::array<std::uint8_t, 3> out{};
+      for (std::size_t k = 0; k < 3; ++k) {
+        const double e0 = v[i][k] - poly(t0, k), e1 = v[i + 1][k] - poly(t1, k);
+        const double y = poly(t, k) + e0 + (e1 - e0) * s;
+        out[k] = static_cast<std::uint8_t>(std::lround(std::clamp(y, 0.0, 255.0)));
+      }
+      return out;
     }
   }
 }

@@ -101,7 +101,7 @@ template <class U>
 [[nodiscard]] constexpr U byteswap(U v) noexcept {
   U r = 0;
   for (std::size_t k = 0; k < sizeof(U); ++k) {
-    r = static_cast<U>((r << 8) | (v & 0xFFu));
+    r = static_cast<U>((r << 8) | (v & U{0xFF}));
     v = static_cast<U>(v >> 8);
   }
   return r;
