@@ -154,8 +154,15 @@ void check_scheme(const Policy& policy, double accuracy) {
   const auto ref = run<Scheme, std::vector<T>>(rot_rhs_std<T>{}, policy);
   const auto dev = run<Scheme, thrust::device_vector<T>>(rot_rhs<thrust::device_vector<T>>{}, policy);
   const auto hst = run<Scheme, thrust::host_vector<T>>(rot_rhs<thrust::host_vector<T>>{}, policy);
-  CHECK(rel_diff(dev, ref) <= agree_tol<T>);
-  CHECK(rel_diff(hst, ref) <= agree_tol<T>);
+  // Adaptive runs in f32: backend::thrust sums the error norm in double (so every device system
+  // and thread count takes the same steps), backend::serial in float; the norms differ by a float
+  // ulp now and then, a step size moves, and two equally valid step sequences differ by their
+  // float roundoff, ~ steps x eps_f32 ~ 3e-6. Thrust device vs thrust host still agree to 1e-6.
+  constexpr bool adaptive_f32 = std::is_same_v<Policy, posenc::ode::adaptive> && std::is_same_v<T, float>;
+  const double tol_std = adaptive_f32 ? 1e-5 : agree_tol<T>;
+  CHECK(rel_diff(dev, ref) <= tol_std);
+  CHECK(rel_diff(hst, ref) <= tol_std);
+  CHECK(rel_diff(dev, hst) <= agree_tol<T>);
   // and all three solve the problem (the scheme's own accuracy, against the closed form)
   CHECK(rel_diff(dev, exact_all<T>()) <= accuracy);
 }

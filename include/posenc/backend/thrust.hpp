@@ -199,12 +199,17 @@ struct thrust {
     using T = typename S::value_type;
     const std::size_t m = e.size();
     if (m == 0) return R(0);
-    const detail::scaled_square_fn<T, R> f{::thrust::raw_pointer_cast(e.data()), ::thrust::raw_pointer_cast(y0.data()),
-                                           ::thrust::raw_pointer_cast(y1.data()), atol, rtol};
-    const R acc = ::thrust::transform_reduce(detail::thrust_policy<S>(), ::thrust::counting_iterator<std::size_t>(0),
-                                             ::thrust::counting_iterator<std::size_t>(m), f, R(0),
-                                             ::thrust::plus<R>());
-    return std::sqrt(acc / static_cast<R>(m));
+    // Summed in double whatever T: the norm (hence every step-size decision of adaptive runs)
+    // does not depend on the reduction order, so CPP, OMP (any thread count) and CUDA take the
+    // same steps.
+    using A = std::conditional_t<(sizeof(R) > sizeof(double)), R, double>;
+    const detail::scaled_square_fn<T, A> f{::thrust::raw_pointer_cast(e.data()), ::thrust::raw_pointer_cast(y0.data()),
+                                           ::thrust::raw_pointer_cast(y1.data()), static_cast<A>(atol),
+                                           static_cast<A>(rtol)};
+    const A acc = ::thrust::transform_reduce(detail::thrust_policy<S>(), ::thrust::counting_iterator<std::size_t>(0),
+                                             ::thrust::counting_iterator<std::size_t>(m), f, A(0),
+                                             ::thrust::plus<A>());
+    return static_cast<R>(std::sqrt(acc / static_cast<A>(m)));
   }
 
   template <detail::thrust_float_vector S>
