@@ -292,12 +292,17 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
-/// threads - 1 persistent workers plus the calling thread. run(f) calls f(part, parts) once for
-/// every part in [0, parts) (part 0 on the caller) and returns when all are done. Workers spin
-/// briefly between jobs (the encoder posts two per stage) and then sleep on an atomic wait.
+/// threads - 1 persistent workers plus the calling thread. run(f) calls f(part, parts) exactly
+/// once for every part in [0, parts) and returns when all are done. Part p is meant for thread p
+/// (so each thread keeps touching the same rows of the weights: they stay in its cache), but a
+/// part not yet started is taken over by whichever thread is free: on a loaded machine a
+/// descheduled worker never holds the caller up, the caller then simply does the work itself.
+/// Workers spin briefly between jobs (the encoder posts two per stage), then sleep on an atomic wait.
 class worker_pool {
  public:
-  explicit worker_pool(std::size_t threads) : m_parts(std::max<std::size_t>(threads, 1)) {
+  explicit worker_pool(std::size_t threads)
+      : m_parts(std::max<std::size_t>(threads, 1)), m_claim(std::make_unique<std::atomic<std::uint64_t>[]>(m_parts)) {
+    for (std::size_t i = 0; i < m_parts; ++i) m_claim[i].store(0);
     for (std::size_t i = 1; i < m_parts; ++i) m_workers.emplace_back([this, i] { loop(i); });
   }
   worker_pool(const worker_pool&) = delete;
@@ -318,18 +323,27 @@ class worker_pool {
     }
     m_ctx = &f;
     m_fn = [](void* c, std::size_t p, std::size_t n) { (*static_cast<F*>(c))(p, n); };
-    m_pending.store(m_parts - 1);
-    m_gen.fetch_add(1);
+    m_done.store(0, std::memory_order_relaxed);
+    const std::uint64_t g = ++m_job;
+    m_gen.store(g);  // publishes m_ctx, m_fn (seq_cst store: release)
     if (m_sleepers.load() > 0) m_gen.notify_all();
-    f(std::size_t{0}, m_parts);
+    for (std::size_t p = 0; p < m_parts; ++p) try_run(p, g);
     std::uint32_t spins = 0;
-    while (m_pending.load(std::memory_order_acquire) != 0) {
-      if (++spins < 4096) cpu_relax();
+    while (m_done.load(std::memory_order_acquire) != m_parts) {
+      if (++spins < 2048) cpu_relax();
       else std::this_thread::yield();
     }
   }
 
  private:
+  bool try_run(std::size_t p, std::uint64_t g) {
+    std::uint64_t old = m_claim[p].load(std::memory_order_acquire);
+    if (old >= g || !m_claim[p].compare_exchange_strong(old, g)) return false;
+    m_fn(m_ctx, p, m_parts);
+    m_done.fetch_add(1, std::memory_order_acq_rel);
+    return true;
+  }
+
   void loop(std::size_t id) {
     std::uint64_t seen = 0;
     for (;;) {
@@ -339,7 +353,7 @@ class worker_pool {
         std::uint32_t spins = 0;
         while ((g = m_gen.load(std::memory_order_acquire)) == seen) {
           cpu_relax();
-          if ((++spins & 255u) == 0 && std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(300)) {
+          if ((++spins & 255u) == 0 && std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(200)) {
             m_sleepers.fetch_add(1);
             m_gen.wait(seen);
             m_sleepers.fetch_sub(1);
@@ -349,15 +363,16 @@ class worker_pool {
       }
       seen = g;
       if (m_stop.load()) return;
-      m_fn(m_ctx, id, m_parts);
-      m_pending.fetch_sub(1, std::memory_order_release);
+      for (std::size_t k = 0; k < m_parts; ++k) try_run((id + k) % m_parts, g);
     }
   }
 
   std::size_t m_parts;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> m_claim;  // last job that claimed each part
   std::vector<std::thread> m_workers;
   std::atomic<std::uint64_t> m_gen{0};
-  std::atomic<std::size_t> m_pending{0};
+  std::uint64_t m_job = 0;
+  std::atomic<std::size_t> m_done{0};
   std::atomic<int> m_sleepers{0};
   std::atomic<bool> m_stop{false};
   void* m_ctx = nullptr;
