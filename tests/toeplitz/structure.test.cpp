@@ -138,6 +138,23 @@ TEST_CASE("Proposition 1 - B = G D G* to rounding, both index conventions, real 
   }
 }
 
+TEST_CASE("Proposition 1 - D is unique up to the alternating vector, the wrap slot b_n moves D along it") {
+  // Independent facts derived in docs/toeplitz.md: G diag((-1)^k) G* = 0 (so D + c (-1)^k gives the
+  // same B), and changing the eq. (12) slot b_{+-n} by t changes D by 2n t (-1)^k.
+  for (std::size_t n : {1u, 3u, 8u}) {
+    const auto G = tz::proposition1_G<double>(n);
+    Eigen::VectorXcd alt(static_cast<Eigen::Index>(2 * n));
+    for (Eigen::Index k = 0; k < alt.size(); ++k) alt[k] = (k % 2 == 0) ? 1.0 : -1.0;
+    const Eigen::MatrixXcd Z = G * alt.asDiagonal() * G.adjoint();
+    CHECK(Z.cwiseAbs().maxCoeff() <= 1e-15);
+    const auto B = tz::toeplitz_matrix<double>::square(n, tp_test::random_vector<double>(2 * n - 1));
+    const double t = 0.75;
+    const auto lam0 = tz::paper_embedding(B).eigenvalues();
+    const auto lam1 = tz::circulant_embedding(B, 2 * n, B.coefficient(0) + t).eigenvalues();
+    CHECK(((lam1 - lam0) * double(2 * n) - double(2 * n) * t * alt).cwiseAbs().maxCoeff() <= 1e-12);
+  }
+}
+
 TEST_CASE("Appendix A - Q D Q* is the whole eq. 12 circulant") {
   // Q (2n x 2n), Q_kj = w^{(j+1)k}/(2n) with row k as printed; with D_j = 2n lambda_{(j+1) mod 2n}
   // (the appendix convention of proposition1_D) Q D Q* reproduces the full circulant B-hat.
