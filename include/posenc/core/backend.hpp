@@ -63,12 +63,15 @@ struct serial {
 
   template <detail::contiguous_float_range S, class T, std::size_t N>
   static void linear_combination(S& out, const std::array<T, N>& c, const std::array<const S*, N>& x) noexcept {
+    using V = std::ranges::range_value_t<S>;
     const std::size_t m = std::ranges::size(out);
-    auto* o = std::ranges::data(out);
-    std::array<const std::ranges::range_value_t<S>*, N> p{};
-    for (std::size_t n = 0; n < N; ++n) p[n] = std::ranges::data(*x[n]);
+    V* o = std::ranges::data(out);
+    // Coefficients and pointers as local scalars: a store to o[i] then cannot (in the compiler's
+    // view) change them, so they stay in registers and the loop vectorises without reloads.
     [&]<std::size_t... J>(std::index_sequence<J...>) {
-      for (std::size_t i = 0; i < m; ++i) o[i] = ((c[J] * p[J][i]) + ...);
+      const std::array<V, N> cc{static_cast<V>(c[J])...};
+      const std::array<const V*, N> p{std::ranges::data(*x[J])...};
+      for (std::size_t i = 0; i < m; ++i) o[i] = ((cc[J] * p[J][i]) + ...);
     }(std::make_index_sequence<N>{});
   }
 
