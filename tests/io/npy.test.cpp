@@ -216,6 +216,19 @@ TEST_CASE("npy write then read round trips every shape exactly, in the layout Nu
     CHECK(header_info.type == pio::dtype::f64);
     CHECK(header_info.data_offset == 10 + hlen);
   }
+  // The converting file path (f4 -> f8, f8 -> f4), with enough data for several read chunks.
+  std::vector<float> big(300000);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  const std::vector<std::size_t> big_shape{1000, 300};
+  pio::write_npy<float>(dir / "big.npy", big, big_shape);
+  const auto as_double = pio::read_npy<double>(dir / "big.npy");
+  REQUIRE(as_double.size() == big.size());
+  bool same = true;
+  for (std::size_t i = 0; i < big.size(); ++i) same = same && as_double[i] == static_cast<double>(big[i]);
+  CHECK(same);
+  std::vector<double> bigd(big.begin(), big.end());
+  pio::write_npy<double>(dir / "bigd.npy", bigd, big_shape);
+  CHECK(pio::read_npy<float>(dir / "bigd.npy").data == big);  // values are exact in float
   // array overload
   pio::array<float> a{{2, 2}, {1, 2, 3, 4}};
   pio::write_npy(dir / "a.npy", a);

@@ -172,6 +172,10 @@ TEST_CASE("safetensors write then read round trips, with the reference layout") 
   CHECK(f.get<double>("flow.b1").data == b1);
   CHECK(f.info("flow.b1").type == pio::dtype::f64);
   CHECK(f.get<float>(tricky).data == p0);
+  // Converting reads from the file (f32 -> f64, f64 -> f32).
+  CHECK(f.get<double>("flow.W1").data == std::vector<double>(w1.begin(), w1.end()));
+  const auto b1f = f.get<float>("flow.b1").data;
+  for (std::size_t i = 0; i < b1.size(); ++i) CHECK(b1f[i] == static_cast<float>(b1[i]));
   CHECK(f.get<float>(tricky).shape == std::vector<std::size_t>{3, 4});
   CHECK(f.metadata().at("model") == "floater \"test\"");
   // Layout: 8 + N a multiple of 8, header starting with '{' and padded with spaces, tensors in the
@@ -199,6 +203,18 @@ TEST_CASE("safetensors write then read round trips, with the reference layout") 
                                {{"format", "pt"}, {"model", "floater \"test\""}}) == raw);
   // Header padding of any length is accepted on read.
   for (std::string_view pad : {"", " ", "       ", "\n\t "}) CHECK(open_mem(two_tensor_file(pad)).names().size() == 2);
+}
+
+TEST_CASE("safetensors converting reads from a file span several read chunks") {
+  io_test::scratch_dir dir("st_big");
+  std::vector<float> big(200000);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 1000) * 0.25f;
+  pio::write_safetensors(dir / "big.safetensors", {{"a", {200, 1000}, std::span<const float>(big)}});
+  const auto f = pio::safetensors_file::open(dir / "big.safetensors");
+  const auto d = f.get<double>("a");
+  bool same = d.size() == big.size();
+  for (std::size_t i = 0; same && i < big.size(); ++i) same = d[i] == static_cast<double>(big[i]);
+  CHECK(same);
 }
 
 TEST_CASE("safetensors lookups name the tensor and the problem") {

@@ -352,9 +352,12 @@ template <Element T>
     f.read(h.data_offset, a.data.data(), static_cast<std::size_t>(h.data_bytes));
     return a;
   }
-  std::vector<std::byte> raw(static_cast<std::size_t>(h.data_bytes));
-  f.read(h.data_offset, raw.data(), raw.size());
-  return detail::finish_npy<T>(h, raw.data());
+  array<T> a;
+  a.shape = h.shape;
+  a.data.resize(static_cast<std::size_t>(h.data_bytes / dtype_size(h.type)));
+  detail::read_convert(f, h.data_offset, h.type, h.big_endian, a.data.size(), a.data.data());
+  if (h.fortran_order) detail::fortran_to_c(a.shape, a.data);
+  return a;
 }
 
 /// The bytes of a .npy file holding `data` (row-major) with the given shape.

@@ -221,23 +221,33 @@ class safetensors_file {
       if (n) std::memcpy(dst, m_memory->data() + t.file_offset, n);
       return;
     }
+    detail::input_file f = open_again();
+    f.read(t.file_offset, dst, n);
+  }
+
+  /// Reopen the file for a read, checking that it still has the size the header was validated against.
+  [[nodiscard]] detail::input_file open_again() const {
     detail::input_file f(m_path, "safetensors_file::get");
     if (f.size() != m_file_size)
       detail::io_fail("safetensors_file::get", m_source, "the file changed size since it was opened (", m_file_size,
                       " -> ", f.size(), " bytes)");
-    f.read(t.file_offset, dst, n);
+    return f;
   }
 
   template <class T>
   void read_into_unchecked(const tensor_info& t, T* dst) const {
+    if (m_memory) {
+      detail::convert(t.type, false, m_memory->data() + t.file_offset, t.size(), dst);
+      return;
+    }
     if (t.type == dtype_of<T>() && std::endian::native == std::endian::little) {
       fetch(t, reinterpret_cast<std::byte*>(dst));
       return;
     }
-    std::vector<std::byte> raw(static_cast<std::size_t>(t.byte_size()));
-    fetch(t, raw.data());
-    detail::convert(t.type, false, raw.data(), t.size(), dst);
+    detail::input_file f = open_again();
+    detail::read_convert(f, t.file_offset, t.type, false, t.size(), dst);
   }
+
 
   template <class Read>
   void parse(Read&& read, std::string_view where) {

@@ -153,6 +153,21 @@ void convert(dtype from, bool big, const std::byte* src, std::size_t n, T* dst) 
   }
 }
 
+/// Read n stored elements of `from` at `offset` of file f and convert them into dst, through a
+/// bounded buffer (no full-size intermediate copy).
+template <class T, class File>
+void read_convert(File& f, std::uint64_t offset, dtype from, bool big, std::size_t n, T* dst) {
+  const std::size_t w = dtype_size(from);
+  const std::size_t per_chunk = (std::size_t{1} << 18) / w;  // 256 KiB of stored bytes per read
+  std::vector<std::byte> buf(std::min(n, per_chunk) * w);
+  for (std::size_t done = 0; done < n;) {
+    const std::size_t k = std::min(per_chunk, n - done);
+    f.read(offset + static_cast<std::uint64_t>(done) * w, buf.data(), k * w);
+    convert(from, big, buf.data(), k, dst + done);
+    done += k;
+  }
+}
+
 /// Append n elements of T as little-endian bytes.
 template <class T>
 void append_elements_le(std::vector<std::byte>& out, const T* src, std::size_t n) {
