@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// Bad input to the device encodings: the host entry points' validation (same exception types,
+// messages naming the device function and the argument), and allocation failures reported as
+// posenc::device_error with the size requested.
+#include <doctest/doctest.h>
+
+#include <posenc/backend/thrust/encodings.hpp>
+
+#include <cstddef>
+#include <limits>
+#include <string>
+
+namespace {
+template <class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const posenc::error& e) {
+    return e.what();
+  }
+  return {};
+}
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POSENC_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define POSENC_TEST_ASAN 1
+#endif
+}  // namespace
+
+TEST_CASE("device sinusoidal rejects what the host rejects") {
+  namespace ds = posenc::device::sinusoidal;
+  CHECK_THROWS_AS((void)ds::table<double>(10, 7), posenc::invalid_argument);  // odd d without zero_pad
+  CHECK_THROWS_AS((void)ds::table<double>(10, 0), posenc::invalid_argument);
+  posenc::sinusoidal::options o;
+  o.base = -1;
+  CHECK_THROWS_AS((void)ds::table<float>(10, 8, o), posenc::invalid_argument);
+  o.base = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_AS((void)ds::table<float>(10, 8, o), posenc::non_finite_error);
+  CHECK_THROWS_AS((void)ds::block_table<float>(10, 8, std::numeric_limits<double>::quiet_NaN()),
+                  posenc::non_finite_error);
+  const auto msg = message_of([] { (void)ds::table<double>(10, 7); });
+  CHECK(contains(msg, "device::sinusoidal::table"));
+  CHECK(contains(msg, "d: expected an even d"));
+}
+
+TEST_CASE("device rotary rejects what the host rejects") {
+  posenc::device_table<double> x(4, 12);
+  posenc::rotary::options o;
+  o.head_dim = 5;  // 12 columns are not a multiple of 5
+  CHECK_THROWS_AS(posenc::device::rotary::apply_rotary_inplace(x, o), posenc::shape_error);
+  o.head_dim = 6;
+  o.rotary_dim = 3;  // odd
+  CHECK_THROWS_AS(posenc::device::rotary::apply_rotary_inplace(x, o), posenc::invalid_argument);
+}
+
+TEST_CASE("device TUPE rejects what the host rejects") {
+  namespace ht = posenc::tupe;
+  ht::config cfg;
+  cfg.d = 16;
+  cfg.heads = 4;
+  auto p = ht::make_parameters<double>(cfg, 8, 1);
+  CHECK_THROWS_AS((void)posenc::device::tupe::positional_bias(cfg, p, 9), posenc::shape_error);  // 10 rows needed
+  CHECK_THROWS_AS((void)posenc::device::tupe::positional_bias(cfg, p, 0), posenc::invalid_argument);
+  p.pos(2, 3) = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_AS((void)posenc::device::tupe::positional_bias(cfg, p, 8), posenc::non_finite_error);
+  cfg.heads = 5;  // 16 % 5 != 0
+  CHECK_THROWS_AS((void)posenc::device::tupe::positional_bias(cfg, p, 8), posenc::invalid_argument);
+  CHECK_THROWS_AS((void)posenc::device::tupe::bucket_matrix(10, ht::bucket_spec{3, 128, true}),
+                  posenc::invalid_argument);
+  CHECK_THROWS_AS((void)posenc::device::tupe::bucket_matrix(0), posenc::invalid_argument);
+  const posenc::matrix<double> small = posenc::matrix<double>::Zero(4, 2);  // fewer rows than buckets
+  CHECK_THROWS_AS((void)posenc::device::tupe::relative_bias<double>(10, ht::bucket_spec{}, small), posenc::shape_error);
+}
+
+TEST_CASE("device Toeplitz rejects what the host rejects") {
+  const thrust::device_vector<double> c(5, 1.0);
+  CHECK_THROWS_AS((void)posenc::device::toeplitz::dense(3, 4, c), posenc::shape_error);  // needs 6
+  CHECK_THROWS_AS((void)posenc::device::toeplitz::dense(0, 6, c), posenc::invalid_argument);
+  thrust::device_vector<double> bad(5, 1.0);
+  bad[2] = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_AS((void)posenc::device::toeplitz::dense(3, 3, bad), posenc::non_finite_error);
+}
+
+TEST_CASE("device FLOATER rejects what the host rejects") {
+  namespace hf = posenc::floater;
+  hf::mlp<double> theta(4, 6);
+  const posenc::table<double> p0 = posenc::table<double>::Zero(2, 5);  // d = 5 != 4
+  CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(theta, p0, 3), posenc::shape_error);
+  const posenc::table<double> ok = posenc::table<double>::Zero(2, 4);
+  hf::options o;
+  o.substeps = 0;
+  CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(theta, ok, 3, o), posenc::invalid_argument);
+  o = {};
+  o.times = {0.0, 0.1, 0.1};
+  CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(theta, ok, 3, o), posenc::grid_error);
+  theta.b2[1] = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(theta, ok, 3), posenc::non_finite_error);
+  // a blow-up is caught at the interval where it happens (dp/dt = 1e3 p with h = 0.2: RK4 grows ~1e39 per interval, overflowing within 20 positions)
+  hf::mlp<double> grow(1, 1, hf::activation::identity, false, false);
+  grow.w1(0, 0) = 1e3;
+  grow.w2(0, 0) = 1;
+  const posenc::table<double> one = posenc::table<double>::Ones(1, 1);
+  hf::options big;
+  big.delta = 1.0;
+  CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(grow, one, 20, big), posenc::non_finite_error);
+}
+
+TEST_CASE("device allocation failures are device errors naming the size") {
+  // a size whose byte count overflows size_t
+  const std::size_t huge = std::numeric_limits<std::size_t>::max() / 4;
+  const auto msg = message_of([&] { posenc::device_table<double> t(huge, 2); });
+  CHECK(contains(msg, "device_table::resize"));
+  CHECK_THROWS_AS(posenc::device_table<double>(huge, 2), posenc::device_error);
+#ifndef POSENC_TEST_ASAN  // ASan aborts on allocations above its limit instead of throwing
+  // 2^47 bytes (128 TiB): more than any device (or host) has; the allocator throws bad_alloc
+  const std::size_t n = std::size_t{1} << 44;
+  const auto msg2 = message_of([&] { posenc::device_table<double> t(n, 1); });
+  CHECK(contains(msg2, "could not allocate 140737488355328 bytes"));
+  CHECK_THROWS_AS(posenc::device_table<double>(n, 1), posenc::device_error);
+#endif
+}
