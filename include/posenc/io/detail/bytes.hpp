@@ -65,28 +65,21 @@ inline void append_bytes(std::vector<std::byte>& out, std::string_view s) {
 
 // ---- half precision --------------------------------------------------------------------------
 
-/// IEEE 754 binary16 -> binary32 (exact: every binary16 value is a binary32 value).
+/// IEEE 754 binary16 -> binary32 (exact: every binary16 value is a binary32 value). Branch-free
+/// rebias of the exponent; subnormals are renormalised by one exact float subtraction.
 [[nodiscard]] inline float half_to_float(std::uint16_t h) noexcept {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1Fu;
-  std::uint32_t man = h & 0x3FFu;
-  std::uint32_t bits;
-  if (exp == 0x1F) {
-    bits = sign | 0x7F800000u | (man << 13);  // inf / nan (payload kept)
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112u) << 23) | (man << 13);  // normal: rebias 15 -> 127
-  } else if (man == 0) {
-    bits = sign;  // signed zero
-  } else {
-    // subnormal: value = man * 2^-24; normalise into binary32.
-    std::uint32_t e = 113;  // 127 - 14
-    while ((man & 0x400u) == 0) {
-      man <<= 1;
-      --e;
-    }
-    bits = sign | (e << 23) | ((man & 0x3FFu) << 13);
+  constexpr std::uint32_t shifted_exp = 0x7C00u << 13;  // binary16 exponent mask, in binary32 position
+  std::uint32_t u = static_cast<std::uint32_t>(h & 0x7FFFu) << 13;
+  const std::uint32_t exp = u & shifted_exp;
+  u += (127u - 15u) << 23;  // rebias
+  if (exp == shifted_exp) {
+    u += (128u - 16u) << 23;  // inf / nan: exponent to all ones (payload kept)
+  } else if (exp == 0) {
+    // zero / subnormal: value = mantissa * 2^-24 = (2^-14 + mantissa * 2^-24) - 2^-14, exactly.
+    u += 1u << 23;
+    u = std::bit_cast<std::uint32_t>(std::bit_cast<float>(u) - std::bit_cast<float>(113u << 23));
   }
-  return std::bit_cast<float>(bits);
+  return std::bit_cast<float>(u | (static_cast<std::uint32_t>(h & 0x8000u) << 16));
 }
 
 /// bfloat16 -> binary32 (exact: the upper half of a binary32).
