@@ -17,7 +17,7 @@ using tp_test::cld;
 std::vector<std::size_t> fft_sizes() {
   std::vector<std::size_t> s;
   for (std::size_t n = 1; n <= 64; ++n) s.push_back(n);
-  for (std::size_t n : {97u, 100u, 120u, 128u, 243u, 255u, 256u, 625u, 1000u, 1001u, 1024u, 1031u, 2310u, 4096u, 6000u})
+  for (std::size_t n : {97u, 100u, 120u, 128u, 243u, 255u, 256u, 625u, 1000u, 1001u, 1024u, 1031u, 2310u, 4096u, 6000u, 12288u})
     s.push_back(n);
   return s;
 }
@@ -73,7 +73,9 @@ TEST_CASE("fft plan decomposition - radices and Bluestein as documented") {
     for (std::size_t q : {2u, 3u, 5u, 7u, 11u, 13u})
       while (rest % q == 0) rest /= q;
     CHECK(p.uses_bluestein() == (rest != 1));
-    CHECK(p.uses_four_step() == (rest == 1 && n >= 4096));
+    std::size_t pow2 = 1;
+    while (n % (2 * pow2) == 0) pow2 *= 2;
+    CHECK(p.uses_four_step() == (rest == 1 && n >= 4096 && pow2 >= 1024));
     if (!p.uses_bluestein() && !p.uses_four_step()) CHECK(prod == n);
   }
 }
