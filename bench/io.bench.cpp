@@ -92,6 +92,25 @@ void BM_fread_reference(benchmark::State& state) {
   std::filesystem::remove(p);
 }
 
+// Reference for the converting read: fread the f32 bytes, then widen them into a fresh
+// std::vector<double> with a plain loop (the output allocation is part of both).
+void BM_fread_widen_reference(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto p = temp_file("raw64.bin");
+  const auto v = make_data(n);
+  write_raw(p, v.data(), n * sizeof(float));
+  std::vector<char> buf(n * sizeof(float));
+  for (auto _ : state) {
+    read_raw(p, buf);
+    std::vector<double> out(n);
+    const auto* f = reinterpret_cast<const float*>(buf.data());
+    for (std::size_t i = 0; i < n; ++i) out[i] = f[i];
+    benchmark::DoNotOptimize(out.data());
+  }
+  set_bytes(state, n * sizeof(float));
+  std::filesystem::remove(p);
+}
+
 void BM_npy_write_f32(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const auto p = temp_file("write.npy");
@@ -188,6 +207,7 @@ constexpr std::int64_t n_mem = std::int64_t{1} << 20;   // 1 Mi elements
 
 BENCHMARK(BM_fread_reference)->Arg(n_file)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_npy_read_f32)->Arg(n_file)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fread_widen_reference)->Arg(n_file)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_npy_read_f32_as_f64)->Arg(n_file)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_safetensors_open_get_f32)->Arg(n_file)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fwrite_reference)->Arg(n_file)->Unit(benchmark::kMillisecond);
