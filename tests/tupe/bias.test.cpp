@@ -7,6 +7,7 @@
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "tupe/naive_reference.hpp"
@@ -251,4 +252,19 @@ TEST_CASE("tupe fused pos_proj weights split into pos_q and pos_k") {
   q.pos_k_weight.setZero();
   set_fused_projection(q, fused, fb);
   CHECK((positional_bias(cfg, q, 8).flat() - positional_bias(cfg, p, 8).flat()).cwiseAbs().maxCoeff() == 0.0);
+}
+
+TEST_CASE("tupe cache shared by concurrent threads computes once") {
+  // Four threads ask for the same length at once: the mutex makes them share one computation
+  // and one object; the value equals the naive transcription (1e-12 relative, as above).
+  const config cfg = small_config(cls_reset::reference, true);
+  const auto p = tupe_test::random_parameters<double>(cfg, 32, 37);
+  positional_bias_cache<double> cache(cfg, p);
+  std::vector<const head_stack<double>*> seen(4, nullptr);
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < 4; ++t) pool.emplace_back([&, t] { seen[t] = &cache.get(32); });
+  for (auto& th : pool) th.join();
+  for (const auto* s : seen) CHECK(s == seen[0]);
+  CHECK(cache.computations() == 1);
+  CHECK(max_rel_err(*seen[0], tupe_test::naive_bias(cfg, p, p.pos, 32)) < 1e-12);
 }
