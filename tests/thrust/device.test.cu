@@ -5,3 +5,4 @@
 #include "ode.test.cpp"
 #include "encodings.test.cpp"
 #include "errors.test.cpp"
+#include "usage.test.cpp"
