@@ -263,3 +263,23 @@ TEST_CASE("bad input throws a posenc error that names the argument") {
   CHECK_THROWS_AS(ps::frequencies<double>(0), posenc::invalid_argument);
   CHECK_THROWS_AS(ps::table<float>(4, 8, {.layout = static_cast<ps::layout>(7)}), posenc::invalid_argument);
 }
+
+TEST_CASE("every table length agrees with the per-entry path (block and table-end boundaries)") {
+  // table() splits rows into blocks around anchors; table_at() evaluates each entry directly
+  // (second method). Lengths 1..200 cover partial blocks at the end. Double: 1e-14 (a few
+  // roundings); float: 2e-7 (float rounding of the two products).
+  for (std::size_t L = 1; L <= 200; ++L)
+    for (std::size_t d : {2u, 3u, 10u})
+      for (auto lay : {ps::layout::interleaved, ps::layout::half}) {
+        ps::options o;
+        o.odd = ps::odd_dimension::zero_pad;
+        o.layout = lay;
+        o.first_position = 3.5;
+        o.position_step = 0.75;
+        std::vector<double> xs;
+        for (std::size_t i = 0; i < L; ++i) xs.push_back(3.5 + 0.75 * static_cast<double>(i));
+        const auto r = ps::table_at<double>(xs, d, o);
+        CHECK((ps::table<double>(L, d, o) - r).cwiseAbs().maxCoeff() < 1e-14);
+        CHECK((ps::table<float>(L, d, o).cast<double>() - r).cwiseAbs().maxCoeff() < 2e-7);
+      }
+}

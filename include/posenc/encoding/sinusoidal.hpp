@@ -211,6 +211,33 @@ inline void write_row(T* __restrict out, const W* __restrict as, const W* __rest
   if (pad) out[2 * m] = T(0);
 }
 
+/// Write the two rows a + b and a - b from one anchor a = (as, ac) and one offset b = (bs, bc):
+/// the four products are shared (sin(a +- b) = sa cb +- ca sb, cos(a +- b) = ca cb -+ sa sb).
+template <class T>
+inline void write_row_pair(T* __restrict plus, T* __restrict minus, const T* __restrict as, const T* __restrict ac,
+                           const T* __restrict bs, const T* __restrict bc, std::size_t m, layout lay, bool pad) {
+  if (lay == layout::interleaved) {
+    for (std::size_t k = 0; k < m; ++k) {
+      const T p1 = as[k] * bc[k], p2 = ac[k] * bs[k], p3 = ac[k] * bc[k], p4 = as[k] * bs[k];
+      plus[2 * k] = p1 + p2;
+      plus[2 * k + 1] = p3 - p4;
+      minus[2 * k] = p1 - p2;
+      minus[2 * k + 1] = p3 + p4;
+    }
+  } else {
+    T* __restrict pc = plus + m;
+    T* __restrict mc = minus + m;
+    for (std::size_t k = 0; k < m; ++k) {
+      const T p1 = as[k] * bc[k], p2 = ac[k] * bs[k], p3 = ac[k] * bc[k], p4 = as[k] * bs[k];
+      plus[k] = p1 + p2;
+      pc[k] = p3 - p4;
+      minus[k] = p1 - p2;
+      mc[k] = p3 + p4;
+    }
+  }
+  if (pad) plus[2 * m] = minus[2 * m] = T(0);
+}
+
 /// Write one row directly from (s, c).
 template <class T, class W>
 inline void write_row(T* __restrict out, const W* __restrict s, const W* __restrict c, std::size_t m, layout lay,
@@ -232,12 +259,14 @@ inline void write_row(T* __restrict out, const W* __restrict s, const W* __restr
 template <class T>
 using work_t = std::conditional_t<std::is_same_v<T, long double>, long double, double>;
 
-/// The fast fill: row i of position first + i*step is split as i = b + B*(c + C*e); its
-/// rotation is T2[e] * T1[c] * T0[b]. The anchor T2[e] * T1[c] is formed in the work precision
-/// W (double, or long double for long double tables) and rounded once to T; the inner product
-/// with T0[b] (stored in T) is taken in T, so the hot loop runs at T's SIMD width. For double and
-/// long double tables every phase-table row is exact; for float tables they are built by
-/// doubling in double (error ~1e-15, far below float's rounding).
+/// The fast fill. Rows come in blocks of 2B around a middle row a: row a + b and row a - b
+/// (0 <= b <= B) are e^{i a w} * e^{+-i b w}, sharing the four products. The anchor
+/// e^{i a w} = T2[e] * T1[c] (a = first + (B + 2B (c + C e)) step) is formed in the work precision
+/// W (double, or long double for long double tables) and rounded once to T; the offsets
+/// T0[b] = e^{i b step w} are stored in T, so the hot loop runs at T's SIMD width. No error
+/// accumulates along positions: every entry is two rounded products away from exact phases.
+/// For double and long double tables every phase-table row is exact; for float tables they are
+/// built by doubling in double (error ~1e-15, far below float's rounding).
 template <class T>
 void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stride, const options& opt) {
   using W = work_t<T>;
@@ -246,24 +275,24 @@ void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stri
   const bool pad = d % 2 != 0;
   if (length == 0) return;
   const auto w = frequencies_wide(m, opt);
-  // B: the innermost table T0 (in T) stays in L2 (<= 256 KiB); C ~ sqrt(L / B).
+  // B + 1 offset rows of T0 (in T) stay in L2 (<= 256 KiB); C ~ sqrt(L / 2B).
   const std::size_t budget = (std::size_t{256} << 10) / (2 * sizeof(T) * m);
   std::size_t B = 1;
-  while (B * 2 <= budget && B * 2 <= 64 && B * B * B < length) B *= 2;
+  while (B * 2 + 1 <= budget && B * 2 <= 64 && 8 * B * B * B < length) B *= 2;
+  const std::size_t block = 2 * B;
   std::size_t C = 1;
-  while (C * C * B < length) ++C;
-  const std::size_t E = (length + B * C - 1) / (B * C);
+  while (C * C * block < length) ++C;
+  const std::size_t E = (length + block * C - 1) / (block * C);
   const wide step = opt.position_step, first = opt.first_position;
   phase_table<W> t0w, t1, t2;
-  t0w.build(exact_rows, B, m, 0, step, w);
-  t1.build(exact_rows, C, m, 0, step * static_cast<wide>(B), w);
-  t2.build(exact_rows, E, m, first, step * static_cast<wide>(B * C), w);
+  t0w.build(exact_rows, B + 1, m, 0, step, w);
+  t1.build(exact_rows, C, m, 0, step * static_cast<wide>(block), w);
+  t2.build(exact_rows, E, m, first + step * static_cast<wide>(B), step * static_cast<wide>(block * C), w);
   std::vector<T> t0s(t0w.s.begin(), t0w.s.end()), t0c(t0w.c.begin(), t0w.c.end());
-  const std::size_t anchors = (length + B - 1) / B;  // anchor q covers rows q*B .. q*B + B - 1
+  const std::size_t anchors = (length + block - 1) / block;  // anchor q: rows q*2B .. q*2B + 2B - 1
   parallel_chunks(anchors, opt.threads, [&](std::size_t q0, std::size_t q1) {
-    std::vector<T> as(m), ac(m);
+    std::vector<T> as(m), ac(m), scratch(d);
     for (std::size_t q = q0; q < q1; ++q) {
-      const std::size_t row0 = q * B;
       const std::size_t e = q / C, c = q % C;
       const W* __restrict s2 = &t2.s[e * m];
       const W* __restrict c2 = &t2.c[e * m];
@@ -275,9 +304,14 @@ void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stri
         ps[k] = static_cast<T>(s2[k] * c1[k] + c2[k] * s1[k]);
         pc[k] = static_cast<T>(c2[k] * c1[k] - s2[k] * s1[k]);
       }
-      const std::size_t rows = std::min(B, length - row0);
-      for (std::size_t b = 0; b < rows; ++b)
-        write_row(data + (row0 + b) * stride, ps, pc, &t0s[b * m], &t0c[b * m], m, opt.layout, pad);
+      const std::size_t mid = q * block + B;  // rows mid - B .. mid + B - 1
+      if (mid < length) write_row(data + mid * stride, ps, pc, m, opt.layout, pad);  // b = 0
+      for (std::size_t b = 1; b <= B; ++b) {
+        if (mid - b >= length) continue;  // the table ends before this block's lower half
+        // the row mid + b exists for b < B inside the table; otherwise it goes to scratch
+        T* plus = (b < B && mid + b < length) ? data + (mid + b) * stride : scratch.data();
+        write_row_pair(plus, data + (mid - b) * stride, ps, pc, &t0s[b * m], &t0c[b * m], m, opt.layout, pad);
+      }
     }
   });
 }
