@@ -329,6 +329,8 @@ TEST_CASE("npy rejects malformed files with an io_error naming the source and th
   io_test::scratch_dir dir("npy_errors");
   io_test::require_error([&] { (void)pio::read_npy<double>(dir / "missing.npy"); }, {"missing.npy", "no such file"});
   io_test::require_error([&] { (void)pio::read_npy<double>(dir.path()); }, {"is a directory"});
+  if (std::filesystem::exists("/dev/null"))
+    io_test::require_error([&] { (void)pio::read_npy<double>("/dev/null"); }, {"not a regular file"});
   io_test::write_bytes(dir / "short.npy", img(ok, f64_data({1})));
   io_test::require_error([&] { (void)pio::read_npy<float>(dir / "short.npy"); }, {"short.npy", "truncated .npy data"});
 }

@@ -184,6 +184,8 @@ class input_file {
     const auto st = std::filesystem::status(path, ec);
     if (ec || !std::filesystem::exists(st)) io_fail(m_where, m_name, "cannot open: no such file");
     if (std::filesystem::is_directory(st)) io_fail(m_where, m_name, "cannot open: is a directory");
+    // FIFOs, sockets and devices have no size to check headers against (and a FIFO would block).
+    if (!std::filesystem::is_regular_file(st)) io_fail(m_where, m_name, "cannot open: not a regular file");
     m_in.open(path, std::ios::binary);
     if (!m_in) io_fail(m_where, m_name, "cannot open for reading");
     m_in.seekg(0, std::ios::end);
