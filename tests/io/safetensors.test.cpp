@@ -145,6 +145,10 @@ TEST_CASE("safetensors handles 0-d and zero-size tensors and an empty file") {
   CHECK(f.get<float>("z").size() == 0);
   CHECK(f.get<float>("z").shape == std::vector<std::size_t>{0, 5});
   CHECK(f.get<float>("e").size() == 0);
+  // Members of a tensor entry other than dtype, shape and data_offsets are ignored (as the reference does).
+  const auto extra = open_mem(io_test::safetensors_image(
+      R"({"s":{"dtype":"F32","shape":[],"data_offsets":[0,4],"note":{"x":[1,2]}}})", data));
+  CHECK(extra.get<float>("s").data == std::vector<float>{9.5f});
   const auto empty = open_mem(io_test::safetensors_image("{}", {}));
   CHECK(empty.names().empty());
   CHECK(empty.metadata().empty());
