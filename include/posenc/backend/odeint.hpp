@@ -167,8 +167,8 @@ struct algebra {
 /// A posenc explicit scheme modelling odeint's Stepper concept (stepper_tag): usable in
 /// boost::numeric::odeint::integrate_const / integrate_n_steps / integrate_times with a fixed
 /// step. The workspace is sized on the first do_step (and again if the state's shape changes).
-/// FSAL schemes reuse the last stage when a step starts where the previous one ended (same t);
-/// call reset() if the state was changed in between, as with odeint's own FSAL steppers.
+/// Each do_step is a function of (system, x, t, dt) alone: nothing is cached between steps, so
+/// the state may be changed between calls (an FSAL scheme's weight-0 last stage is skipped).
 template <posenc::ode::ExplicitScheme Scheme, StateSpace State, class Backend = default_backend_t<State>>
 class stepper {
  public:
@@ -189,11 +189,9 @@ class stepper {
   /// In place: x(t) -> x(t + dt). sys is an odeint system sys(x, dxdt, t).
   template <class System>
   void do_step(System system, State& x, time_type t, time_type dt) {
-    prepare(x, t);
+    prepare(x);
     auto f = from_odeint(std::ref(unwrap(system)));
     m_rk.step(f, t, x, dt);
-    m_t_end = t + dt;
-    m_continues = true;
   }
 
   /// Out of place: out = x(t + dt) from in = x(t).
@@ -204,11 +202,8 @@ class stepper {
     do_step(system, out, t, dt);
   }
 
-  /// Forget the cached first stage (FSAL schemes).
-  void reset() noexcept {
-    m_rk.reset();
-    m_continues = false;
-  }
+  /// For symmetry with odeint's steppers; nothing is cached between steps.
+  void reset() noexcept { m_rk.reset(); }
 
   [[nodiscard]] const rk_type& engine() const noexcept { return m_rk; }
 
@@ -219,19 +214,15 @@ class stepper {
     else return s;
   }
 
-  void prepare(const State& x, time_type t) {
+  void prepare(const State& x) {
     if (!m_sized || !m_rk.fits(x)) {
       m_rk.resize_like(x);
       m_sized = true;
-      m_continues = false;
     }
-    if (!m_continues || t != m_t_end) m_rk.reset();
   }
 
   rk_type m_rk{};
-  time_type m_t_end{};
   bool m_sized = false;
-  bool m_continues = false;
 };
 
 }  // namespace posenc::odeint
