@@ -89,9 +89,13 @@ class PosencConan(ConanFile):
         # posenc::thrust takes CCCL from the CUDA toolkit through its own CMake package.
         save(self, os.path.join(self.package_folder, self._thrust_module),
              "# posenc::thrust: link CCCL::Thrust from the CUDA toolkit (-DCCCL_DIR=<toolkit>/lib64/cmake/cccl)\n"
+             "# CCCL's version file accepts only its own major version, so the range [2.2, 4) is checked here.\n"
              "if(TARGET posenc::thrust AND NOT TARGET CCCL::Thrust)\n"
-             "  find_package(CCCL 2.2 CONFIG REQUIRED COMPONENTS Thrust\n"
+             "  find_package(CCCL CONFIG REQUIRED COMPONENTS Thrust\n"
              "               HINTS /usr/local/cuda/lib64/cmake /usr/local/cuda/lib/cmake)\n"
+             "  if(CCCL_VERSION VERSION_LESS 2.2 OR NOT CCCL_VERSION VERSION_LESS 4)\n"
+             "    message(FATAL_ERROR \"posenc::thrust: CCCL ${CCCL_VERSION} is outside the supported range [2.2, 4)\")\n"
+             "  endif()\n"
              "endif()\n"
              "if(TARGET posenc::thrust)\n"
              "  set_property(TARGET posenc::thrust APPEND PROPERTY INTERFACE_LINK_LIBRARIES CCCL::Thrust)\n"
@@ -99,7 +103,7 @@ class PosencConan(ConanFile):
 
     @property
     def _thrust_module(self):
-        return os.path.join("lib", "cmake", "posenc-conan-thrust.cmake")
+        return os.path.join("share", "conan", "posenc-thrust.cmake")
 
     def package_info(self):
         self.cpp_info.set_property("cmake_file_name", "posenc")

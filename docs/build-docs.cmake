@@ -8,9 +8,13 @@ cmake_minimum_required(VERSION 3.24)
 string(REPLACE "|" ";" PROGRAMS "${PROGRAMS}")
 
 # ---- pictures from the examples -----------------------------------------------------------------
+# Each PNG an example writes is available to \image as <example>-<file>.png, and also as <file>.png
+# when no other example writes a file of that name (an ambiguous name is left out, so a page that
+# uses it fails instead of showing the wrong picture).
 file(REMOVE_RECURSE "${IMAGE_DIR}" "${OUT_DIR}/html" "${OUT_DIR}/run")
 file(MAKE_DIRECTORY "${IMAGE_DIR}")
 set(made "")
+set(ambiguous "")
 foreach(p IN LISTS PROGRAMS)
   get_filename_component(name "${p}" NAME)
   set(dir "${OUT_DIR}/run/${name}")
@@ -22,15 +26,23 @@ foreach(p IN LISTS PROGRAMS)
   file(GLOB_RECURSE pngs RELATIVE "${dir}" "${dir}/*.png")
   foreach(png IN LISTS pngs)
     get_filename_component(base "${png}" NAME)
-    if(base IN_LIST made)
-      message(FATAL_ERROR "two examples write ${base}; picture names must be unique")
+    file(COPY_FILE "${dir}/${png}" "${IMAGE_DIR}/${name}-${base}")
+    list(APPEND made "${name}-${base}")
+    if(base IN_LIST ambiguous)
+      continue()
+    elseif(EXISTS "${IMAGE_DIR}/${base}")
+      file(REMOVE "${IMAGE_DIR}/${base}")
+      list(APPEND ambiguous "${base}")
+    else()
+      file(COPY_FILE "${dir}/${png}" "${IMAGE_DIR}/${base}")
     endif()
-    list(APPEND made "${base}")
-    file(COPY_FILE "${dir}/${png}" "${IMAGE_DIR}/${base}")
   endforeach()
 endforeach()
 list(LENGTH made n)
 message(STATUS "pictures from the examples (${n}): ${made}")
+if(ambiguous)
+  message(STATUS "written by several examples, so only as <example>-<file>.png: ${ambiguous}")
+endif()
 
 # ---- Doxygen ------------------------------------------------------------------------------------
 execute_process(COMMAND "${DOXYGEN}" "${DOXYFILE}" WORKING_DIRECTORY "${OUT_DIR}"
