@@ -229,6 +229,11 @@ TEST_CASE("npy write then read round trips every shape exactly, in the layout Nu
   std::vector<double> bigd(big.begin(), big.end());
   pio::write_npy<double>(dir / "bigd.npy", bigd, big_shape);
   CHECK(pio::read_npy<float>(dir / "bigd.npy").data == big);  // values are exact in float
+  // range overload with a braced shape
+  const std::vector<double> r{1, 2, 3, 4, 5, 6};
+  pio::write_npy(dir / "r.npy", r, {3, 2});
+  CHECK(pio::read_npy<double>(dir / "r.npy").shape == std::vector<std::size_t>{3, 2});
+  CHECK(pio::read_npy<double>(dir / "r.npy").data == r);
   // array overload
   pio::array<float> a{{2, 2}, {1, 2, 3, 4}};
   pio::write_npy(dir / "a.npy", a);

@@ -221,6 +221,16 @@ TEST_CASE("safetensors converting reads from a file span several read chunks") {
   CHECK(same);
 }
 
+TEST_CASE("safetensors tensor_ref accepts vectors, spans and arrays") {
+  const std::vector<float> a{1, 2};
+  const std::vector<double> b{3, 4, 5};
+  const pio::array<double> c{{1, 1}, {6}};
+  const auto f = open_mem(pio::safetensors_bytes({{"a", {2}, a}, {"b", {3, 1}, b}, {"c", c}}));
+  CHECK(f.get<float>("a").data == a);
+  CHECK(f.get<double>("b", {3, 1}).data == b);
+  CHECK(f.get<double>("c", {1, 1}).data == c.data);
+}
+
 TEST_CASE("safetensors lookups name the tensor and the problem") {
   const auto f = open_mem(two_tensor_file());
   io_test::require_error([&] { (void)f.info("missing"); }, {"<memory>", "no tensor named 'missing'", "'w', 'b'"});

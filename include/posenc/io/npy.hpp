@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <ranges>
 #include <span>
 #include <string>
 #include <string_view>
@@ -384,6 +385,16 @@ void write_npy(const std::filesystem::path& path, std::span<const T> data, std::
     detail::append_elements_le(body, data.data(), data.size());
     detail::write_file(path, head, body, "write_npy");
   }
+}
+
+/// Write any contiguous range of float or double (e.g. a std::vector) with the given shape:
+/// `write_npy("w.npy", v, {rows, cols})`.
+template <std::ranges::contiguous_range R>
+  requires Element<std::ranges::range_value_t<R>>
+void write_npy(const std::filesystem::path& path, const R& data, const std::vector<std::size_t>& shape) {
+  using T = std::ranges::range_value_t<R>;
+  write_npy<T>(path, std::span<const T>(std::ranges::data(data), std::ranges::size(data)),
+               std::span<const std::size_t>(shape));
 }
 
 /// Write an array (overload of the above).

@@ -80,6 +80,10 @@ struct tensor_ref {
       : name(std::move(n)), shape(std::move(s)), type(dtype::f32), bytes(std::as_bytes(data)), count(data.size()) {}
   tensor_ref(std::string n, std::vector<std::size_t> s, std::span<const double> data)
       : name(std::move(n)), shape(std::move(s)), type(dtype::f64), bytes(std::as_bytes(data)), count(data.size()) {}
+  tensor_ref(std::string n, std::vector<std::size_t> s, const std::vector<float>& data)
+      : tensor_ref(std::move(n), std::move(s), std::span<const float>(data)) {}
+  tensor_ref(std::string n, std::vector<std::size_t> s, const std::vector<double>& data)
+      : tensor_ref(std::move(n), std::move(s), std::span<const double>(data)) {}
   template <Element T>
   tensor_ref(std::string n, const array<T>& a) : tensor_ref(std::move(n), a.shape, std::span<const T>(a.data)) {}
 };
