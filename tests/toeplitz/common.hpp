@@ -74,15 +74,19 @@ inline std::vector<cld> direct_dft(const std::vector<cld>& x, int sign = -1) {
 /// The direct DFT at the given bins only: y[t] = X_{bins[t]}.
 inline std::vector<cld> direct_dft_at(const std::vector<cld>& x, const std::vector<std::size_t>& bins, int sign = -1) {
   const std::size_t n = x.size();
+  std::vector<long double> c(n), s(n);
+  for (std::size_t e = 0; e < n; ++e) {
+    const long double a = 2.0L * std::numbers::pi_v<long double> * static_cast<long double>(e) / static_cast<long double>(n);
+    c[e] = std::cos(a);
+    s[e] = sign * std::sin(a);
+  }
   std::vector<cld> y;
   for (std::size_t k : bins) {
     long double re = 0, im = 0;
     for (std::size_t j = 0; j < n; ++j) {
       const std::size_t e = (j * k) % n;
-      const long double a = 2.0L * std::numbers::pi_v<long double> * static_cast<long double>(e) / static_cast<long double>(n);
-      const long double c = std::cos(a), s = sign * std::sin(a);
-      re += x[j].real() * c - x[j].imag() * s;
-      im += x[j].real() * s + x[j].imag() * c;
+      re += x[j].real() * c[e] - x[j].imag() * s[e];
+      im += x[j].real() * s[e] + x[j].imag() * c[e];
     }
     y.emplace_back(re, im);
   }

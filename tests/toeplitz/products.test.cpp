@@ -166,8 +166,8 @@ TEST_CASE("relative bias - per-offset and bucketed tables as Toeplitz operators,
       CHECK(std::abs(Y(Eigen::Index(i), c) - ref) <= 1e-12 * mag);
     }
   // Bucketed, 3 heads, a clipped-distance bucket (offsets beyond +-5 share a bucket).
-  const int K = 5;
-  auto bucket = [K](std::ptrdiff_t d) { return static_cast<int>(std::clamp<std::ptrdiff_t>(d, -K, K) + K); };
+  constexpr int K = 5;
+  auto bucket = [](std::ptrdiff_t d) { return static_cast<int>(std::clamp<std::ptrdiff_t>(d, -K, K) + K); };
   const auto table = tp_test::random_matrix<rmat<double>>(3, 2 * K + 1);
   auto heads = tz::head_operators(n, n, table, bucket);
   REQUIRE(heads.size() == 3);

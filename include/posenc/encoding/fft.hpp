@@ -39,10 +39,11 @@ namespace posenc::fft {
 
 namespace detail {
 
-// The stage loops read and write distinct buffers; tell the vectoriser so (no runtime alias checks).
-#if defined(__clang__)
-#define POSENC_FFT_IVDEP _Pragma("clang loop vectorize(assume_safety)")
-#elif defined(__GNUC__)
+// The stage loops read and write distinct buffers; tell GCC's vectoriser so (without it GCC 12
+// versions the loops on alias checks that fail and runs them scalar, 3.5x slower). Clang's
+// equivalent, vectorize(assume_safety), warns (-Wpass-failed) wherever it cannot vectorise, e.g. at
+// -O1, which would break -Werror builds of user code, so clang relies on __restrict alone.
+#if defined(__GNUC__) && !defined(__clang__)
 #define POSENC_FFT_IVDEP _Pragma("GCC ivdep")
 #else
 #define POSENC_FFT_IVDEP
