@@ -289,53 +289,68 @@ class encoder {
     extend(L);
     m_flow.set_parameters(m_theta);
     const Eigen::Index N = m_p0.rows(), D = m_p0.cols(), Hd = m_theta.w1.rows();
-    const std::size_t k = m_opt.substeps;
-    const std::size_t rows_per_interval = k * S * static_cast<std::size_t>(N);
-    const std::size_t chunk = std::max<std::size_t>(1, (256 + rows_per_interval - 1) / rows_per_interval);
-    const auto R = static_cast<Eigen::Index>(std::min(chunk, std::max<std::size_t>(L - 1, 1)) * rows_per_interval);
+    const std::size_t k = m_opt.substeps, Nn = static_cast<std::size_t>(N);
+    const std::size_t rows_per_interval = k * S * Nn;
+    // A chunk of intervals is recomputed from its checkpoints as ONE batch (the intervals are
+    // independent given their starting rows), so the recomputation runs as matrix-matrix products
+    // of >= 64 rows even for one block; its stage rows (>= 256) then feed the weight-gradient products.
+    std::size_t chunk = std::max<std::size_t>({1, (256 + rows_per_interval - 1) / rows_per_interval, (64 + Nn - 1) / Nn});
+    chunk = std::min<std::size_t>({chunk, 64, std::max<std::size_t>(L - 1, 1)});
+    const auto R = static_cast<Eigen::Index>(chunk * rows_per_interval);
+    const auto B = static_cast<Eigen::Index>(chunk * Nn);
     matrix<T> ys(R, D), zs(R, Hd), hs(R, Hd), gs(R, D), zb(R, Hd);
-    vector<T> ts(R);
-    std::vector<double> steps(chunk * k);  // substep sizes
+    vector<T> ts(R), hrow(B), trow(B);
+    std::vector<double> steps(chunk * k);  // substep sizes per (interval, substep)
     std::array<table<T>, S> kk, ybar;
-    for (auto& x : kk) x.resize(N, D);
+    for (auto& x : kk) x.resize(B, D);
     for (auto& x : ybar) x.resize(N, D);
-    table<T> y(N, D), lam = table<T>::Zero(N, D);
+    table<T> ycur(B, D), lam = table<T>::Zero(N, D);
 
     gradients<T> out{flow<T>::zero_like(m_theta), table<T>::Zero(N, D)};
     std::size_t nfev = 0;
     upstream(L - 1, lam);
     for (std::size_t jend = L - 1; jend > 0;) {
-      const std::size_t j0 = jend > chunk ? jend - chunk : 0;
-      // 1. recompute the stages of intervals j0 .. jend-1 from their checkpoints
-      for (std::size_t i = j0; i < jend; ++i) {
-        y = checkpoint(i);
-        const double t0 = time(i), t1 = time(i + 1), h = (t1 - t0) / static_cast<double>(k);
-        for (std::size_t s = 0; s < k; ++s) {
+      const std::size_t j0 = jend > chunk ? jend - chunk : 0, nc = jend - j0;
+      const auto Bc = static_cast<Eigen::Index>(nc * Nn);
+      const auto ncI = static_cast<Eigen::Index>(nc);
+      // row of (substep s, stage q, interval c, block n) in the stacked buffers
+      auto row = [&](std::size_t s, std::size_t q, std::size_t c) {
+        return static_cast<Eigen::Index>(((s * S + q) * nc + c) * Nn);
+      };
+      // 1. recompute the stages of intervals j0 .. jend-1 from their checkpoints, all at once
+      for (std::size_t c = 0; c < nc; ++c)
+        ycur.middleRows(static_cast<Eigen::Index>(c * Nn), N) = checkpoint(j0 + c);
+      auto yb = ycur.topRows(Bc);
+      for (std::size_t s = 0; s < k; ++s) {
+        for (std::size_t c = 0; c < nc; ++c) {
+          const double t0 = time(j0 + c), t1 = time(j0 + c + 1), h = (t1 - t0) / static_cast<double>(k);
           const double tsub = t0 + static_cast<double>(s) * h;
           const double hsub = (s + 1 == k) ? t1 - tsub : h;
-          steps[(i - j0) * k + s] = hsub;
-          const T hv = static_cast<T>(hsub);
-          for (std::size_t q = 0; q < S; ++q) {
-            const Eigen::Index r = static_cast<Eigen::Index>((((i - j0) * k + s) * S + q)) * N;
-            auto yq = ys.middleRows(r, N);
-            yq = y;
-            for (std::size_t m = 0; m < q; ++m)
-              if (a_(q, m) != T(0)) yq += (hv * a_(q, m)) * kk[m];
-            const double tq = tsub + c_(q) * hsub;
-            ts.segment(r, N).setConstant(static_cast<T>(tq));
-            m_flow.evaluate(tq, yq, zs.middleRows(r, N), hs.middleRows(r, N), kk[q]);
-            ++nfev;
-          }
-          for (std::size_t q = 0; q < S; ++q)
-            if (b_(q) != T(0)) y += (hv * b_(q)) * kk[q];
+          steps[c * k + s] = hsub;
+          hrow.segment(static_cast<Eigen::Index>(c * Nn), N).setConstant(static_cast<T>(hsub));
+          trow.segment(static_cast<Eigen::Index>(c * Nn), N).setConstant(static_cast<T>(tsub));
         }
+        const auto hb = hrow.head(Bc);
+        for (std::size_t q = 0; q < S; ++q) {
+          const Eigen::Index r = row(s, q, 0);
+          auto yq = ys.middleRows(r, Bc);
+          yq = yb;
+          for (std::size_t m = 0; m < q; ++m)
+            if (a_(q, m) != T(0)) yq.noalias() += (a_(q, m) * hb).asDiagonal() * kk[m].topRows(Bc);
+          ts.segment(r, Bc) = trow.head(Bc) + static_cast<T>(c_(q)) * hb;
+          m_flow.evaluate_rows(ts.segment(r, Bc), yq, zs.middleRows(r, Bc), hs.middleRows(r, Bc), kk[q].topRows(Bc));
+          nfev += nc;
+        }
+        for (std::size_t q = 0; q < S; ++q)
+          if (b_(q) != T(0)) yb.noalias() += (b_(q) * hb).asDiagonal() * kk[q].topRows(Bc);
       }
-      // 2. reverse through the stages, stacking the cotangents
-      for (std::size_t i = jend; i-- > j0;) {
+      (void)ncI;
+      // 2. reverse through the stages, interval by interval, stacking the cotangents
+      for (std::size_t c = nc; c-- > 0;) {
         for (std::size_t s = k; s-- > 0;) {
-          const T hv = static_cast<T>(steps[(i - j0) * k + s]);
+          const T hv = static_cast<T>(steps[c * k + s]);
           for (std::size_t q = S; q-- > 0;) {
-            const Eigen::Index r = static_cast<Eigen::Index>((((i - j0) * k + s) * S + q)) * N;
+            const Eigen::Index r = row(s, q, c);
             auto g = gs.middleRows(r, N);
             g = (hv * b_(q)) * lam;
             for (std::size_t m = q + 1; m < S; ++m)
@@ -344,13 +359,11 @@ class encoder {
           }
           for (std::size_t q = 0; q < S; ++q) lam += ybar[q];
         }
-        upstream(i, lam);
+        upstream(j0 + c, lam);
       }
       // 3. weight gradients of the whole chunk: two matrix products
-      const auto used = static_cast<Eigen::Index>((jend - j0) * rows_per_interval);
-      const Eigen::Index off = 0;
-      m_flow.accumulate(gs.middleRows(off, used), hs.middleRows(off, used), zb.middleRows(off, used),
-                        ys.middleRows(off, used), ts.segment(off, used), out.flow);
+      const auto used = static_cast<Eigen::Index>(nc * rows_per_interval);
+      m_flow.accumulate(gs.topRows(used), hs.topRows(used), zb.topRows(used), ys.topRows(used), ts.head(used), out.flow);
       jend = j0;
     }
     out.p0 = lam;

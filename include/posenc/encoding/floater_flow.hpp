@@ -469,6 +469,31 @@ class flow {
     m_pool.run(job2);
   }
 
+  /// As evaluate, with one time per row (rows of different intervals evaluated as one batch).
+  void evaluate_rows(const Eigen::Ref<const vector<T>>& t, cref y, ref z, ref h, ref out) {
+    const mlp<T>& th = *m_theta;
+    auto job1 = [&](std::size_t p, std::size_t n) {
+      const auto [b, e] = detail::split(th.w1.rows(), p, n);
+      if (e <= b) return;
+      auto zb = z.middleCols(b, e - b);
+      zb.noalias() = y * th.w1.middleRows(b, e - b).transpose();
+      zb.rowwise() += th.b1.segment(b, e - b).transpose();
+      if (th.time1) zb.noalias() += t * th.w1_t.segment(b, e - b).transpose();
+      auto hb = h.middleCols(b, e - b);
+      detail::activate(th.act, zb, hb);
+    };
+    m_pool.run(job1);
+    auto job2 = [&](std::size_t p, std::size_t n) {
+      const auto [b, e] = detail::split(th.w2.rows(), p, n);
+      if (e <= b) return;
+      auto ob = out.middleCols(b, e - b);
+      ob.noalias() = h * th.w2.middleRows(b, e - b).transpose();
+      ob.rowwise() += th.b2.segment(b, e - b).transpose();
+      if (th.time2) ob.noalias() += t * th.w2_t.segment(b, e - b).transpose();
+    };
+    m_pool.run(job2);
+  }
+
   /// Pull a cotangent g of h's output (N x d) back through h at a point whose pre-activations
   /// are z: zbar = (g W2) * sigma'(z) (N x hidden), ybar = zbar W1 (N x d). Threaded.
   void pullback(cref g, cref z, ref zbar, ref ybar) {
