@@ -167,20 +167,28 @@ struct row_phases {
                        ::thrust::counting_iterator<std::size_t>(rows * m), f);
   }
 
+  static unsigned log2_exact(std::size_t p) {
+    unsigned r = 0;
+    while ((std::size_t{1} << r) < p) ++r;
+    return r;
+  }
+
   /// A POSENC_HD view for kernels.
   struct view {
     const double *as, *ac, *os, *oc;
     std::size_t m, block;
+    unsigned block_shift;  // block = 2^block_shift: no integer division per element
     /// (sin, cos) of row i, frequency k, in double.
     POSENC_HD exact_phase at(std::size_t i, std::size_t k) const {
-      const std::size_t q = i / block, b = i % block;
+      const std::size_t q = i >> block_shift, b = i & (block - 1);
       const double sa = as[q * m + k], ca = ac[q * m + k], sb = os[b * m + k], cb = oc[b * m + k];
       return {sa * cb + ca * sb, ca * cb - sa * sb};
     }
   };
   [[nodiscard]] view get() const {
     return {::thrust::raw_pointer_cast(anchor_s.data()), ::thrust::raw_pointer_cast(anchor_c.data()),
-            ::thrust::raw_pointer_cast(offset_s.data()), ::thrust::raw_pointer_cast(offset_c.data()), m, block};
+            ::thrust::raw_pointer_cast(offset_s.data()), ::thrust::raw_pointer_cast(offset_c.data()), m, block,
+            log2_exact(block)};
   }
 };
 
@@ -192,9 +200,11 @@ struct sinusoidal_table_fn {
   T* out;
   std::size_t d, stride, m;
   bool interleaved, pad;
-  const T* add;  // nullptr or d values
+  const T* add;      // nullptr or d values
+  int m_shift;       // m = 2^m_shift, or -1: then one division per work item
   POSENC_HD void operator()(std::size_t e) const {
-    const std::size_t i = e / m, k = e % m;
+    const std::size_t i = m_shift >= 0 ? e >> m_shift : e / m;
+    const std::size_t k = e - i * m;
     const exact_phase p = ph.at(i, k);
     const std::size_t js = interleaved ? 2 * k : k, jc = interleaved ? 2 * k + 1 : m + k;
     T* row = out + i * stride;
@@ -216,8 +226,9 @@ void fill_unchecked(T* out, std::size_t length, std::size_t d, const posenc::sin
   if (length == 0) return;
   const auto w = posenc::sinusoidal::detail::frequencies_wide(m, opt);
   const row_phases ph(w, length, opt.first_position, opt.position_step, where);
+  const int m_shift = (m & (m - 1)) == 0 ? static_cast<int>(row_phases::log2_exact(m)) : -1;
   const sinusoidal_table_fn<T> f{ph.get(), out, d, d, m, opt.layout == posenc::sinusoidal::layout::interleaved,
-                                 d % 2 != 0, add};
+                                 d % 2 != 0, add, m_shift};
   ::thrust::for_each(::thrust::device, ::thrust::counting_iterator<std::size_t>(0),
                      ::thrust::counting_iterator<std::size_t>(length * m), f);
 }
