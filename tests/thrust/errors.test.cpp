@@ -81,8 +81,9 @@ TEST_CASE("device Toeplitz rejects what the host rejects") {
   const thrust::device_vector<double> c(5, 1.0);
   CHECK_THROWS_AS((void)posenc::device::toeplitz::dense(3, 4, c), posenc::shape_error);  // needs 6
   CHECK_THROWS_AS((void)posenc::device::toeplitz::dense(0, 6, c), posenc::invalid_argument);
-  thrust::device_vector<double> bad(5, 1.0);
-  bad[2] = std::numeric_limits<double>::infinity();
+  thrust::host_vector<double> hbad(5, 1.0);
+  hbad[2] = std::numeric_limits<double>::infinity();
+  const thrust::device_vector<double> bad = hbad;
   CHECK_THROWS_AS((void)posenc::device::toeplitz::dense(3, 3, bad), posenc::non_finite_error);
 }
 

@@ -256,7 +256,9 @@ TEST_CASE("ode non-finite solution on a device vector is reported") {
   // y' = y^2 blows up at t = 1 from y = 1: the fixed-step driver must throw non_finite_error
   struct blow {
     void operator()(double, const thrust::device_vector<double>& y, thrust::device_vector<double>& dy) const {
-      thrust::transform(thrust::device, y.begin(), y.end(), y.begin(), dy.begin(), thrust::multiplies<double>());
+      const double* p = thrust::raw_pointer_cast(y.data());
+      thrust::transform(thrust::device, p, p + y.size(), p, thrust::raw_pointer_cast(dy.data()),
+                        thrust::multiplies<double>());
     }
   };
   thrust::device_vector<double> y(3, 1.0);

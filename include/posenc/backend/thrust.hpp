@@ -69,6 +69,14 @@ constexpr auto thrust_policy() {
     return ::thrust::host;
 }
 
+/// Raw pointer to a Thrust vector's elements, nullptr when empty (Thrust's data() dereferences
+/// front(), undefined for an empty vector).
+template <class V>
+auto raw_data(V& v) noexcept {
+  using P = decltype(::thrust::raw_pointer_cast(v.data()));
+  return v.empty() ? P(nullptr) : ::thrust::raw_pointer_cast(v.data());
+}
+
 /// Run f() (an allocation of `bytes` bytes); turn allocation failures into device_error.
 template <class F>
 decltype(auto) device_allocate(std::size_t bytes, std::string_view where, F&& f) {
@@ -96,7 +104,14 @@ template <class V>
 void guarded_resize(V& v, std::size_t n, std::string_view where) {
   if (v.size() == n) return;
   const std::size_t bytes = bytes_for<typename V::value_type>(n, where);
-  device_allocate(bytes, where, [&] { v.resize(n); });
+  device_allocate(bytes, where, [&] {
+    if (v.empty()) {
+      V fresh(n);  // not resize(): growing an empty Thrust vector copies a null range (UBSan)
+      v.swap(fresh);
+    } else {
+      v.resize(n);
+    }
+  });
 }
 
 template <class T>
@@ -173,24 +188,29 @@ struct thrust {
   static void linear_combination(S& out, const std::array<C, N>& c, const std::array<const S*, N>& x) {
     using T = typename S::value_type;
     detail::linear_combination_fn<T, N> f{};
-    f.out = ::thrust::raw_pointer_cast(out.data());
+    f.out = posenc::detail::raw_data(out);
     for (std::size_t n = 0; n < N; ++n) {
-      f.x[n] = ::thrust::raw_pointer_cast(x[n]->data());
+      f.x[n] = posenc::detail::raw_data(*x[n]);
       f.c[n] = static_cast<T>(c[n]);
     }
     ::thrust::for_each(detail::thrust_policy<S>(), ::thrust::counting_iterator<std::size_t>(0),
                        ::thrust::counting_iterator<std::size_t>(out.size()), f);
   }
 
+  // Algorithms run over raw pointers (with the vector's execution policy), never over the
+  // vectors' iterators: dereferencing a thrust::device_reference on the host goes through a
+  // null system pointer inside Thrust, which UBSan reports for the CPP/OMP systems.
   template <detail::thrust_float_vector S, class C>
   static void fill(S& out, C v) {
-    ::thrust::fill(detail::thrust_policy<S>(), out.begin(), out.end(), static_cast<typename S::value_type>(v));
+    auto* p = posenc::detail::raw_data(out);
+    ::thrust::fill(detail::thrust_policy<S>(), p, p + out.size(), static_cast<typename S::value_type>(v));
   }
 
   template <detail::thrust_float_vector S>
   static typename S::value_type norm_inf(const S& x) {
     using T = typename S::value_type;
-    return ::thrust::transform_reduce(detail::thrust_policy<S>(), x.begin(), x.end(), detail::abs_fn<T>{}, T(0),
+    const T* p = posenc::detail::raw_data(x);
+    return ::thrust::transform_reduce(detail::thrust_policy<S>(), p, p + x.size(), detail::abs_fn<T>{}, T(0),
                                       detail::nan_max_fn<T>{});
   }
 
@@ -203,8 +223,8 @@ struct thrust {
     // does not depend on the reduction order, so CPP, OMP (any thread count) and CUDA take the
     // same steps.
     using A = std::conditional_t<(sizeof(R) > sizeof(double)), R, double>;
-    const detail::scaled_square_fn<T, A> f{::thrust::raw_pointer_cast(e.data()), ::thrust::raw_pointer_cast(y0.data()),
-                                           ::thrust::raw_pointer_cast(y1.data()), static_cast<A>(atol),
+    const detail::scaled_square_fn<T, A> f{posenc::detail::raw_data(e), posenc::detail::raw_data(y0),
+                                           posenc::detail::raw_data(y1), static_cast<A>(atol),
                                            static_cast<A>(rtol)};
     const A acc = ::thrust::transform_reduce(detail::thrust_policy<S>(), ::thrust::counting_iterator<std::size_t>(0),
                                              ::thrust::counting_iterator<std::size_t>(m), f, A(0),
@@ -215,7 +235,8 @@ struct thrust {
   template <detail::thrust_float_vector S>
   static bool all_finite(const S& x) {
     using T = typename S::value_type;
-    return ::thrust::transform_reduce(detail::thrust_policy<S>(), x.begin(), x.end(), detail::not_finite_fn<T>{}, 0,
+    const T* p = posenc::detail::raw_data(x);
+    return ::thrust::transform_reduce(detail::thrust_policy<S>(), p, p + x.size(), detail::not_finite_fn<T>{}, 0,
                                       ::thrust::maximum<int>()) == 0;
   }
 };

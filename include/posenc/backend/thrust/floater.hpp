@@ -135,15 +135,15 @@ class flow {
     const std::size_t N = y.size() / m_d;
     posenc::detail::guarded_resize(m_z, N * m_hidden, where);
     const T tt = static_cast<T>(t);
-    auto raw = [](const auto& v) { return ::thrust::raw_pointer_cast(v.data()); };
+    auto raw = [](const auto& v) { return posenc::detail::raw_data(v); };
     const auto cit = [](std::size_t v) { return ::thrust::counting_iterator<std::size_t>(v); };
     ::thrust::for_each(::thrust::device, cit(0), cit(N * m_hidden),
                        detail::dense_layer_fn<T>{raw(y), raw(m_w1), raw(m_b1), m_time1 ? raw(m_w1_t) : nullptr,
-                                                 ::thrust::raw_pointer_cast(m_z.data()), m_d, m_hidden, tt, m_act});
+                                                 posenc::detail::raw_data(m_z), m_d, m_hidden, tt, m_act});
     ::thrust::for_each(::thrust::device, cit(0), cit(N * m_d),
-                       detail::dense_layer_fn<T>{::thrust::raw_pointer_cast(m_z.data()), raw(m_w2), raw(m_b2),
+                       detail::dense_layer_fn<T>{posenc::detail::raw_data(m_z), raw(m_w2), raw(m_b2),
                                                  m_time2 ? raw(m_w2_t) : nullptr,
-                                                 ::thrust::raw_pointer_cast(dydt.data()), m_hidden, m_d, tt, -1});
+                                                 posenc::detail::raw_data(dydt), m_hidden, m_d, tt, -1});
   }
 
  private:
@@ -191,7 +191,8 @@ template <class T, class Scheme = ode::schemes::rk4_38>
   using state = ::thrust::device_vector<T>;
   state y = posenc::detail::upload<T>(p0.data(), nd, where);  // row-major N x d
   device_table<T> out(L, nd);
-  ::thrust::copy(y.begin(), y.end(), out.values().begin());
+  const T* py = posenc::detail::raw_data(y);
+  ::thrust::copy(::thrust::device, py, py + nd, out.data());
   ode::explicit_rk<Scheme, state> stepper(y);
   for (std::size_t i = 1; i < L; ++i) {
     const double t0 = time(i - 1), t1 = time(i);
@@ -206,7 +207,8 @@ template <class T, class Scheme = ode::schemes::rk4_38>
     if (!posenc::backend::thrust::all_finite(y))
       posenc::detail::fail<non_finite_error>(where, "the solution became non-finite (NaN or Inf) at position ", i,
                                              " (t = ", t1, "); the dynamics or delta are too large");
-    ::thrust::copy(y.begin(), y.end(), out.values().begin() + static_cast<std::ptrdiff_t>(i * nd));
+    const T* yi = posenc::detail::raw_data(y);  // y may have been swapped: re-read
+    ::thrust::copy(::thrust::device, yi, yi + nd, out.data() + i * nd);
   }
   return out;
 }

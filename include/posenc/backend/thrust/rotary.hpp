@@ -73,7 +73,7 @@ template <class T>
   requires std::floating_point<T>
 [[nodiscard]] device_table<T> apply_rotary(const device_table<T>& x, const options& opt = {}) {
   device_table<T> y(x.rows(), x.cols());
-  if (x.size() != 0) ::thrust::copy(x.values().begin(), x.values().end(), y.values().begin());
+  if (x.size() != 0) ::thrust::copy(::thrust::device, x.data(), x.data() + x.size(), y.data());
   apply_rotary_inplace(y, opt);
   return y;
 }

@@ -161,8 +161,8 @@ struct row_phases {
 
   void compute(double x0, double dx, std::size_t rows, ::thrust::device_vector<double>& s,
                ::thrust::device_vector<double>& c) {
-    const phase_table_fn f{x0, dx, ::thrust::raw_pointer_cast(w_hi.data()), ::thrust::raw_pointer_cast(w_lo.data()), m,
-                           ::thrust::raw_pointer_cast(s.data()), ::thrust::raw_pointer_cast(c.data())};
+    const phase_table_fn f{x0, dx, posenc::detail::raw_data(w_hi), posenc::detail::raw_data(w_lo), m,
+                           posenc::detail::raw_data(s), posenc::detail::raw_data(c)};
     ::thrust::for_each(::thrust::device, ::thrust::counting_iterator<std::size_t>(0),
                        ::thrust::counting_iterator<std::size_t>(rows * m), f);
   }
@@ -186,8 +186,8 @@ struct row_phases {
     }
   };
   [[nodiscard]] view get() const {
-    return {::thrust::raw_pointer_cast(anchor_s.data()), ::thrust::raw_pointer_cast(anchor_c.data()),
-            ::thrust::raw_pointer_cast(offset_s.data()), ::thrust::raw_pointer_cast(offset_c.data()), m, block,
+    return {posenc::detail::raw_data(anchor_s), posenc::detail::raw_data(anchor_c),
+            posenc::detail::raw_data(offset_s), posenc::detail::raw_data(offset_c), m, block,
             log2_exact(block)};
   }
 };

@@ -83,8 +83,8 @@ class device_table {
   [[nodiscard]] vector_type& values() noexcept { return m_values; }
   [[nodiscard]] const vector_type& values() const noexcept { return m_values; }
   /// Raw device pointer to element (0, 0) (for kernels; not dereferenceable on the host under CUDA).
-  [[nodiscard]] T* data() noexcept { return ::thrust::raw_pointer_cast(m_values.data()); }
-  [[nodiscard]] const T* data() const noexcept { return ::thrust::raw_pointer_cast(m_values.data()); }
+  [[nodiscard]] T* data() noexcept { return posenc::detail::raw_data(m_values); }
+  [[nodiscard]] const T* data() const noexcept { return posenc::detail::raw_data(m_values); }
 
  private:
   vector_type m_values;

@@ -55,7 +55,7 @@ template <std::floating_point T>
   constexpr std::string_view where = "device::toeplitz::dense";
   const auto& c = B.coefficients();
   const auto b = posenc::detail::upload<T>(c.data(), static_cast<std::size_t>(c.size()), where);
-  return detail::toeplitz_dense_unchecked(B.rows(), B.cols(), ::thrust::raw_pointer_cast(b.data()));
+  return detail::toeplitz_dense_unchecked(B.rows(), B.cols(), posenc::detail::raw_data(b));
 }
 
 /// The dense m x n matrix from m + n - 1 device coefficients [b_{-(m-1)}, ..., b_{n-1}].
@@ -71,7 +71,7 @@ template <std::floating_point T>
                                        coefficients.size());
   posenc::detail::require<non_finite_error>(posenc::backend::thrust::all_finite(coefficients), where,
                                             "coefficients contains NaN or Inf");
-  return detail::toeplitz_dense_unchecked(m, n, ::thrust::raw_pointer_cast(coefficients.data()));
+  return detail::toeplitz_dense_unchecked(m, n, posenc::detail::raw_data(coefficients));
 }
 
 }  // namespace toeplitz

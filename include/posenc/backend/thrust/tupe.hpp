@@ -56,8 +56,8 @@ class device_head_stack {
   [[nodiscard]] std::size_t size() const noexcept { return m_n; }
   [[nodiscard]] ::thrust::device_vector<T>& values() noexcept { return m_values; }
   [[nodiscard]] const ::thrust::device_vector<T>& values() const noexcept { return m_values; }
-  [[nodiscard]] T* data() noexcept { return ::thrust::raw_pointer_cast(m_values.data()); }
-  [[nodiscard]] const T* data() const noexcept { return ::thrust::raw_pointer_cast(m_values.data()); }
+  [[nodiscard]] T* data() noexcept { return posenc::detail::raw_data(m_values); }
+  [[nodiscard]] const T* data() const noexcept { return posenc::detail::raw_data(m_values); }
 
  private:
   ::thrust::device_vector<T> m_values;
@@ -249,12 +249,12 @@ template <class T>
   auto toe = posenc::detail::device_buffer<T>(H * (2 * un - 1), where);
   ::thrust::for_each(::thrust::device, ::thrust::counting_iterator<std::size_t>(0),
                      ::thrust::counting_iterator<std::size_t>(H * (2 * un - 1)),
-                     detail::relative_values_fn<T>{spec, ::thrust::raw_pointer_cast(d_rab.data()),
-                                                   ::thrust::raw_pointer_cast(toe.data()), un, H});
+                     detail::relative_values_fn<T>{spec, posenc::detail::raw_data(d_rab),
+                                                   posenc::detail::raw_data(toe), un, H});
   device_head_stack<T> out(H, un);
   ::thrust::for_each(::thrust::device, ::thrust::counting_iterator<std::size_t>(0),
                      ::thrust::counting_iterator<std::size_t>(out.values().size()),
-                     detail::expand_relative_fn<T>{::thrust::raw_pointer_cast(toe.data()), out.data(), un});
+                     detail::expand_relative_fn<T>{posenc::detail::raw_data(toe), out.data(), un});
   return out;
 }
 
@@ -284,7 +284,7 @@ template <class T>
   auto x = posenc::detail::device_buffer<T>(rows * d, where);
   auto q = posenc::detail::device_buffer<T>(rows * d, where);
   auto k = posenc::detail::device_buffer<T>(rows * d, where);
-  auto raw = [](auto& v) { return ::thrust::raw_pointer_cast(v.data()); };
+  auto raw = [](auto& v) { return posenc::detail::raw_data(v); };
   const auto cit = [](std::size_t v) { return ::thrust::counting_iterator<std::size_t>(v); };
   ::thrust::for_each(::thrust::device, cit(0), cit(rows),
                      detail::layer_norm_fn<T>{raw(d_pos), raw(d_gamma), raw(d_beta), raw(x), d,
