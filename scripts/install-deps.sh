@@ -2,7 +2,7 @@
 # Installs what posenc's build, tests, benchmarks and docs need on a fresh Debian machine.
 # Thrust/CCCL come from the CUDA toolkit when it is installed (its lib64/cmake/cccl).
 set -euo pipefail
-pkgs=(cmake g++ clang make pkg-config libeigen3-dev xtensor-dev libboost-dev doctest-dev
+pkgs=(cmake g++ clang libclang-rt-dev make pkg-config libeigen3-dev xtensor-dev libboost-dev doctest-dev
       libbenchmark-dev libfftw3-dev doxygen graphviz python3-pip)
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
@@ -14,7 +14,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# libclang-rt (ASan/UBSan runtime for clang) ships with Debian's clang; nothing more to do.
+# libclang-rt-dev: the ASan/UBSan runtime of clang, needed by the sanitizer test build.
 
 # Conan 2 (for the packaging.conan test) from PyPI. Debian's Python is "externally managed"
 # (PEP 668), so fall back to --break-system-packages there. Without network the test is skipped.
