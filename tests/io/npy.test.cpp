@@ -370,39 +370,9 @@ TEST_CASE("npy fuzz: single-byte mutations, random multi-byte mutations and ever
       ++rejected;
     }
   };
-  // Each byte takes the structurally interesting values; the length fields take all 256.
-  const unsigned char values[] = {0x00, 0x01, 0x7F, 0x80, 0xFF, 0x93, '0', '1', '9', '(', ')', ',', '\'', '{', '}', ':', ' ', 'L', 'T', 'F', '<', '>', '|', '\n'};
-  const std::size_t length_field_end = 10;
-  for (std::size_t pos = 0; pos < img.size(); ++pos) {
-    if (pos < length_field_end) {
-      for (unsigned v = 0; v < 256; ++v) {
-        bytes b = img;
-        b[pos] = static_cast<std::byte>(v);
-        attempt(b);
-      }
-      continue;
-    }
-    for (unsigned char v : values) {
-      bytes b = img;
-      b[pos] = static_cast<std::byte>(v);
-      attempt(b);
-    }
-  }
-  // Seeded random mutants: 1-4 bytes replaced by header-like characters or random bytes, then
-  // maybe truncated or extended.
-  std::mt19937 rng(12345);
-  const std::string alphabet = "0123456789(),'{}: TrueFalsL<>|fi\n";
-  for (int it = 0; it < 2000; ++it) {
-    bytes b = img;
-    const int edits = 1 + static_cast<int>(rng() % 4);
-    for (int e = 0; e < edits; ++e) {
-      const std::size_t pos = rng() % b.size();
-      b[pos] = (rng() % 2) ? static_cast<std::byte>(alphabet[rng() % alphabet.size()]) : static_cast<std::byte>(rng() & 0xFF);
-    }
-    if (rng() % 4 == 0) b.resize(rng() % b.size());
-    else if (rng() % 4 == 0) b.resize(b.size() + rng() % 16, std::byte{0});
-    attempt(b);
-  }
+  // Each byte takes the structurally interesting values (the length fields all 256), then seeded
+  // header-like mutants.
+  io_test::mutate_and_parse(img, {0x00, 0x01, 0x7F, 0x80, 0xFF, 0x93, '0', '1', '9', '(', ')', ',', '\'', '{', '}', ':', ' ', 'L', 'T', 'F', '<', '>', '|', '\n'}, 10, 12345, "0123456789(),'{}: TrueFalsL<>|fi\n", attempt);
   // Every truncation is rejected, from memory and from a file.
   io_test::scratch_dir dir("npy_fuzz");
   for (std::size_t len = 0; len < img.size(); ++len) {

@@ -368,39 +368,9 @@ TEST_CASE("safetensors fuzz: single-byte mutations, random multi-byte mutations 
       ++rejected;
     }
   };
-  // Each byte takes the structurally interesting values; the length fields take all 256.
-  const unsigned char values[] = {0x00, 0x01, 0x7F, 0x80, 0xC3, 0xFF, '0', '1', '9', '-', '.', 'e', '[', ']', '{', '}', '"', ',', ':', ' ', '\\', 'F', 'B', 'u'};
-  const std::size_t length_field_end = 8;
-  for (std::size_t pos = 0; pos < img.size(); ++pos) {
-    if (pos < length_field_end) {
-      for (unsigned v = 0; v < 256; ++v) {
-        bytes b = img;
-        b[pos] = static_cast<std::byte>(v);
-        attempt(b);
-      }
-      continue;
-    }
-    for (unsigned char v : values) {
-      bytes b = img;
-      b[pos] = static_cast<std::byte>(v);
-      attempt(b);
-    }
-  }
-  // Seeded random mutants: 1-4 bytes replaced by JSON-like characters or random bytes, then maybe
-  // truncated or extended.
-  std::mt19937 rng(2024);
-  const std::string alphabet = "0123456789[]{}\",: -.eEFBUI\\u\x7f";
-  for (int it = 0; it < 2000; ++it) {
-    bytes b = img;
-    const int edits = 1 + static_cast<int>(rng() % 4);
-    for (int e = 0; e < edits; ++e) {
-      const std::size_t pos = rng() % b.size();
-      b[pos] = (rng() % 2) ? static_cast<std::byte>(alphabet[rng() % alphabet.size()]) : static_cast<std::byte>(rng() & 0xFF);
-    }
-    if (rng() % 4 == 0) b.resize(rng() % b.size());
-    else if (rng() % 4 == 0) b.resize(b.size() + rng() % 16, std::byte{0});
-    attempt(b);
-  }
+  // Each byte takes the structurally interesting values (the length fields all 256), then seeded
+  // JSON-like mutants.
+  io_test::mutate_and_parse(img, {0x00, 0x01, 0x7F, 0x80, 0xC3, 0xFF, '0', '1', '9', '-', '.', 'e', '[', ']', '{', '}', '"', ',', ':', ' ', '\\', 'F', 'B', 'u'}, 8, 2024, "0123456789[]{}\",: -.eEFBUI\\u\x7f", attempt);
   // Every truncation is rejected, from memory and from a file.
   io_test::scratch_dir dir("st_fuzz");
   for (std::size_t len = 0; len < img.size(); ++len) {
