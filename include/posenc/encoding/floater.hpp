@@ -26,6 +26,7 @@
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/floater_flow.hpp>
 #include <posenc/encoding/table.hpp>
+#include <posenc/ode/integrate.hpp>
 #include <posenc/ode/schemes.hpp>
 #include <posenc/ode/stepper.hpp>
 
@@ -162,11 +163,9 @@ class encoder {
     for (std::size_t i = m_len; i < L; ++i) {
       const double t0 = time(i - 1), t1 = time(i);
       const std::size_t k = m_opt.substeps;
-      const double h = (t1 - t0) / static_cast<double>(k);
       m_stepper.reset();
       for (std::size_t s = 0; s < k; ++s) {
-        const double ts = t0 + static_cast<double>(s) * h;
-        const double hs = (s + 1 == k) ? t1 - ts : h;  // land exactly on t1
+        const auto [ts, hs] = ode::detail::substep(t0, t1, k, s);  // the last one lands exactly on t1
         m_stepper.step(m_flow, ts, m_y, hs);
       }
       if (!m_y.allFinite())
@@ -323,9 +322,7 @@ class encoder {
       auto yb = ycur.topRows(Bc);
       for (std::size_t s = 0; s < k; ++s) {
         for (std::size_t c = 0; c < nc; ++c) {
-          const double t0 = time(j0 + c), t1 = time(j0 + c + 1), h = (t1 - t0) / static_cast<double>(k);
-          const double tsub = t0 + static_cast<double>(s) * h;
-          const double hsub = (s + 1 == k) ? t1 - tsub : h;
+          const auto [tsub, hsub] = ode::detail::substep(time(j0 + c), time(j0 + c + 1), k, s);
           steps[c * k + s] = hsub;
           hrow.segment(static_cast<Eigen::Index>(c * Nn), N).setConstant(static_cast<T>(hsub));
           trow.segment(static_cast<Eigen::Index>(c * Nn), N).setConstant(static_cast<T>(tsub));
@@ -386,10 +383,8 @@ class encoder {
     upstream(L - 1, a);
     for (std::size_t j = L - 1; j-- > 0;) {
       y = checkpoint(j + 1);  // restart p from the forward checkpoint (torchdiffeq does the same)
-      const double t0 = time(j + 1), t1 = time(j), h = (t1 - t0) / static_cast<double>(k);  // h < 0
       for (std::size_t s = 0; s < k; ++s) {
-        const double tsub = t0 + static_cast<double>(s) * h;
-        const double hsub = (s + 1 == k) ? t1 - tsub : h;
+        const auto [tsub, hsub] = ode::detail::substep(time(j + 1), time(j), k, s);  // backwards: hsub < 0
         const T hv = static_cast<T>(hsub);
         for (std::size_t q = 0; q < S; ++q) {
           ys = y;

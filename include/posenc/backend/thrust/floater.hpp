@@ -30,6 +30,7 @@
 #include <posenc/core/hd.hpp>
 #include <posenc/encoding/floater.hpp>
 #include <posenc/encoding/floater_flow.hpp>
+#include <posenc/ode/integrate.hpp>
 #include <posenc/ode/schemes.hpp>
 #include <posenc/ode/stepper.hpp>
 
@@ -195,13 +196,11 @@ template <class T, class Scheme = ode::schemes::rk4_38>
   ::thrust::copy(::thrust::device, py, py + nd, out.data());
   ode::explicit_rk<Scheme, state> stepper(y);
   for (std::size_t i = 1; i < L; ++i) {
-    const double t0 = time(i - 1), t1 = time(i);
+    const double t1 = time(i);
     const std::size_t k = opt.substeps;
-    const double h = (t1 - t0) / static_cast<double>(k);
     stepper.reset();
     for (std::size_t s = 0; s < k; ++s) {
-      const double ts = t0 + static_cast<double>(s) * h;
-      const double hs = (s + 1 == k) ? t1 - ts : h;  // land exactly on t1
+      const auto [ts, hs] = ode::detail::substep(time(i - 1), t1, k, s);  // the last one lands exactly on t1
       stepper.step(f, ts, y, hs);
     }
     if (!posenc::backend::thrust::all_finite(y))
