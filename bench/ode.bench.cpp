@@ -23,7 +23,7 @@
 
 #include <boost/numeric/odeint.hpp>
 #include <boost/numeric/odeint/external/eigen/eigen.hpp>
-#include <posenc/backend/eigen.hpp>
+#include <posenc/adapters/eigen.hpp>
 #include <posenc/ode.hpp>
 
 namespace {

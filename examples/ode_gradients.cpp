@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include <posenc/backend/eigen.hpp>
+#include <posenc/adapters/eigen.hpp>
 #include <posenc/ode.hpp>
 
 // [differentiable-rhs]

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include <boost/numeric/odeint.hpp>
-#include <posenc/backend/odeint.hpp>
-#include <posenc/backend/xtensor.hpp>
+#include <posenc/adapters/odeint.hpp>
+#include <posenc/adapters/xtensor.hpp>
 #include <posenc/ode.hpp>
 
 int main() {

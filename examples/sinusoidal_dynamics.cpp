@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <posenc/ode.hpp>
-#include <posenc/backend/eigen.hpp>
+#include <posenc/adapters/eigen.hpp>
 #include <posenc/sinusoidal.hpp>
 
 int main() {

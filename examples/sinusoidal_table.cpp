@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include <posenc/rotary.hpp>
 #include <posenc/sinusoidal.hpp>
 
 int main() {

@@ -11,8 +11,9 @@
 // table) on host and device, and the host implementation itself.
 #include <benchmark/benchmark.h>
 
-#include <posenc/backend/thrust/encodings.hpp>
+#include <posenc/device/encodings.hpp>
 #include <posenc/floater.hpp>
+#include <posenc/rotary.hpp>
 #include <posenc/sinusoidal.hpp>
 #include <posenc/tupe.hpp>
 

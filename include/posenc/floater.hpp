@@ -4,6 +4,6 @@
 // and the weight files (posenc::floater::load_* / save_*). See docs/floater.md.
 #pragma once
 
-#include <posenc/encoding/floater.hpp>
-#include <posenc/encoding/floater_flow.hpp>
-#include <posenc/encoding/floater_io.hpp>
+#include <posenc/floater/encoder.hpp>
+#include <posenc/floater/flow.hpp>
+#include <posenc/floater/io.hpp>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The ODE toolkit: schemes, the generic explicit Runge-Kutta stepper, integration drivers and
 // gradients. Standard library only; adapters for Eigen, xtensor, Thrust and Boost.Odeint are in
-// posenc/backend/.
+// posenc/adapters/.
 #pragma once
 
 #include <posenc/core/backend.hpp>

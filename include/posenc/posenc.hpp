@@ -2,16 +2,17 @@
 // posenc: everything that runs on the host with Eigen, in one include (CMake target posenc::eigen).
 // The ODE toolkit, the Eigen state adapter, the encodings (sinusoidal and rotary, FLOATER, TUPE,
 // Toeplitz/circulant relative positions) and the tensor/image I/O. The adapters whose
-// dependencies are optional are not included: <posenc/backend/xtensor.hpp> (posenc::xtensor),
-// <posenc/backend/odeint.hpp> (posenc::odeint), <posenc/backend/thrust.hpp> (posenc::thrust).
+// dependencies are optional are not included: <posenc/adapters/xtensor.hpp> (posenc::xtensor),
+// <posenc/adapters/odeint.hpp> (posenc::odeint), <posenc/adapters/thrust.hpp> (posenc::thrust).
 #pragma once
 
 #include <posenc/version.hpp>  // IWYU pragma: export
 
-#include <posenc/backend/eigen.hpp>  // IWYU pragma: export
+#include <posenc/adapters/eigen.hpp>  // IWYU pragma: export
 #include <posenc/ode.hpp>            // IWYU pragma: export
 
 #include <posenc/floater.hpp>     // IWYU pragma: export
+#include <posenc/rotary.hpp>      // IWYU pragma: export
 #include <posenc/sinusoidal.hpp>  // IWYU pragma: export
 #include <posenc/toeplitz.hpp>    // IWYU pragma: export
 #include <posenc/tupe.hpp>        // IWYU pragma: export

@@ -3,5 +3,5 @@
 // Proposition 1, O(n log n) products, relative-bias operators) and the FFT it runs on (posenc::fft).
 #pragma once
 
-#include <posenc/encoding/fft.hpp>
-#include <posenc/encoding/toeplitz.hpp>
+#include <posenc/numeric/fft.hpp>
+#include <posenc/toeplitz/toeplitz.hpp>

@@ -3,6 +3,6 @@
 // ICLR 2021), with the semantics of the released code. See docs/tupe.md.
 #pragma once
 
-#include <posenc/encoding/relative_bucket.hpp>  // IWYU pragma: export
-#include <posenc/encoding/tupe.hpp>             // IWYU pragma: export
-#include <posenc/encoding/tupe_attention.hpp>   // IWYU pragma: export
+#include <posenc/tupe/relative_bucket.hpp>  // IWYU pragma: export
+#include <posenc/tupe/tupe.hpp>             // IWYU pragma: export
+#include <posenc/tupe/attention.hpp>   // IWYU pragma: export

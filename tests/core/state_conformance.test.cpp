@@ -7,7 +7,7 @@
 #include <vector>
 
 #if __has_include(<Eigen/Core>)
-#include <posenc/backend/eigen.hpp>
+#include <posenc/adapters/eigen.hpp>
 #define POSENC_TEST_HAVE_EIGEN 1
 #endif
 

@@ -14,7 +14,7 @@
 #include <new>
 #include <vector>
 
-#include <posenc/backend/xtensor.hpp>
+#include <posenc/adapters/xtensor.hpp>
 #include <posenc/ode.hpp>
 
 // GCC flags free() in a replaced operator delete as "mismatched" once it inlines a paired new

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include <posenc/backend/eigen.hpp>
+#include <posenc/adapters/eigen.hpp>
 #include <posenc/ode.hpp>
 #include <posenc/ode/gradient.hpp>
 

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include <boost/numeric/odeint.hpp>
-#include <posenc/backend/eigen.hpp>
-#include <posenc/backend/odeint.hpp>
-#include <posenc/backend/xtensor.hpp>
+#include <posenc/adapters/eigen.hpp>
+#include <posenc/adapters/odeint.hpp>
+#include <posenc/adapters/xtensor.hpp>
 #include <posenc/ode.hpp>
 
 #include "ode/problems.hpp"

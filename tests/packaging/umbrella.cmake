@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # <posenc/posenc.hpp> includes every host-side public header: every header under include/posenc
-# except the adapters whose dependencies are optional (backend/xtensor, backend/odeint,
-# backend/thrust*), which the umbrella documents instead. Run with cmake -P:
+# except the adapters whose dependencies are optional (adapters/xtensor, adapters/odeint,
+# adapters/thrust, device/), which the umbrella documents instead. Run with cmake -P:
 #   -DSOURCE_DIR=<posenc source> -DCXX=<compiler> -DEIGEN_INCLUDE=<Eigen include dirs, comma-separated>
 cmake_minimum_required(VERSION 3.24)
 set(inc "${SOURCE_DIR}/include")
@@ -19,7 +19,7 @@ string(REPLACE "\\\n" " " deps "${deps}")
 file(GLOB_RECURSE headers RELATIVE "${inc}" "${inc}/posenc/*.hpp")
 set(missing "")
 foreach(h IN LISTS headers)
-  if(h MATCHES "^posenc/backend/(xtensor|odeint|thrust)")
+  if(h MATCHES "^posenc/(adapters/(xtensor|odeint|thrust)|device/)")
     continue()
   endif()
   string(FIND "${deps}" "${inc}/${h}" at)

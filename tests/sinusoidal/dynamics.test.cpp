@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <posenc/backend/eigen.hpp>
+#include <posenc/adapters/eigen.hpp>
 #include <posenc/ode.hpp>
 #include <posenc/sinusoidal.hpp>
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include <posenc/encoding/sinusoidal.hpp>
+#include <posenc/sinusoidal/sinusoidal.hpp>
 
 namespace posenc_test {
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <posenc/rotary.hpp>
 #include <posenc/sinusoidal.hpp>
 
 namespace pr = posenc::rotary;

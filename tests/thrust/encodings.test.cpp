@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The device encodings (posenc/backend/thrust/*.hpp) against the host implementations on the same
+// The device encodings (posenc/device/*.hpp) against the host implementations on the same
 // random inputs: sinusoidal tables (eq. 6 and 7, both layouts and spacings, odd d, positions near
 // 2^20), rotary application, T5 buckets, relative bias, the TUPE positional term with every
 // [CLS] reset, Toeplitz materialisation and the FLOATER forward pass.
@@ -11,7 +11,7 @@
 // of the sums, well inside these bounds. Bucket indices are compared exactly.
 #include <doctest/doctest.h>
 
-#include <posenc/backend/thrust/encodings.hpp>
+#include <posenc/device/encodings.hpp>
 
 #include <Eigen/Core>
 #include <algorithm>

@@ -4,7 +4,7 @@
 // posenc::device_error with the size requested.
 #include <doctest/doctest.h>
 
-#include <posenc/backend/thrust/encodings.hpp>
+#include <posenc/device/encodings.hpp>
 
 #include <cstddef>
 #include <limits>

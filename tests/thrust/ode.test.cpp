@@ -5,7 +5,7 @@
 // adaptive) gives the std::vector result.
 #include <doctest/doctest.h>
 
-#include <posenc/backend/thrust.hpp>
+#include <posenc/adapters/thrust.hpp>
 #include <posenc/ode.hpp>
 
 #include <thrust/copy.h>

@@ -3,7 +3,7 @@
 // biases on the device, bring back only what the host needs, integrate on a device state.
 #include <doctest/doctest.h>
 
-#include <posenc/backend/thrust/encodings.hpp>
+#include <posenc/device/encodings.hpp>
 #include <posenc/ode.hpp>
 
 #include <array>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The state conformance suite (tests/core/conformance.hpp) over xtensor containers, and the
 // expression-to-container mapping (a lazy xtensor expression is never stored).
-#include <posenc/backend/xtensor.hpp>
+#include <posenc/adapters/xtensor.hpp>
 
 #include "core/conformance.hpp"
 

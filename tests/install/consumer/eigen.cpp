@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include <Eigen/Core>
-#include <posenc/backend/eigen.hpp>
+#include <posenc/adapters/eigen.hpp>
 #include <posenc/ode.hpp>
 
 int main() {

@@ -7,7 +7,7 @@
 
 #include <boost/numeric/odeint/integrate/integrate_const.hpp>
 #include <boost/numeric/odeint/stepper/runge_kutta4.hpp>
-#include <posenc/backend/odeint.hpp>
+#include <posenc/adapters/odeint.hpp>
 #include <posenc/ode.hpp>
 
 int main() {

@@ -9,7 +9,7 @@
 #include <thrust/functional.h>
 #include <thrust/host_vector.h>
 #include <thrust/transform.h>
-#include <posenc/backend/thrust.hpp>
+#include <posenc/adapters/thrust.hpp>
 #include <posenc/ode.hpp>
 
 int main() {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include <posenc/backend/xtensor.hpp>
+#include <posenc/adapters/xtensor.hpp>
 #include <posenc/ode.hpp>
 
 int main() {

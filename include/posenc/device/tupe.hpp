@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // TUPE's positional attention terms on the Thrust device system, with the host's configuration,
-// parameters, validation and semantics (posenc/encoding/tupe.hpp: the reference code's LayerNorm,
+// parameters, validation and semantics (posenc/tupe/tupe.hpp: the reference code's LayerNorm,
 // biased projections, per-head scale, T5 buckets and [CLS] reset).
 //
 //   posenc::device_head_stack<T>                        [H, n, n] in device memory
@@ -27,12 +27,12 @@
 #include <cstdint>
 #include <string_view>
 
-#include <posenc/backend/thrust.hpp>
-#include <posenc/backend/thrust/table.hpp>
+#include <posenc/adapters/thrust.hpp>
+#include <posenc/device/table.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/hd.hpp>
-#include <posenc/encoding/relative_bucket.hpp>
-#include <posenc/encoding/tupe.hpp>
+#include <posenc/tupe/relative_bucket.hpp>
+#include <posenc/tupe/tupe.hpp>
 
 namespace posenc {
 

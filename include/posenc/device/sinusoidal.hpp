@@ -6,7 +6,7 @@
 //   posenc::device::sinusoidal::fill(device_table<T>&, opt)  the same into an existing table
 //   posenc::device::sinusoidal::block_table<T>(L, d, n, opt) eq. 7: PE(first + i step) + PE(n)
 //
-// Accuracy (the host's bound, see posenc/encoding/sinusoidal.hpp): the frequencies are the host's
+// Accuracy (the host's bound, see posenc/sinusoidal/sinusoidal.hpp): the frequencies are the host's
 // long double ones (sinusoidal::detail::frequencies_wide), split into two doubles w = w_hi + w_lo.
 // Row r = q B + b (B a power of two ~ sqrt(L)) is the rotation of an "anchor" angle
 // (first + q B step) w_k by the offset angle (b step) w_k: both are computed exactly on the
@@ -28,11 +28,11 @@
 #include <string_view>
 #include <vector>
 
-#include <posenc/backend/thrust.hpp>
-#include <posenc/backend/thrust/table.hpp>
+#include <posenc/adapters/thrust.hpp>
+#include <posenc/device/table.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/hd.hpp>
-#include <posenc/encoding/sinusoidal.hpp>
+#include <posenc/sinusoidal/sinusoidal.hpp>
 
 namespace posenc::device {
 

@@ -19,10 +19,10 @@
 #include <cstddef>
 #include <string_view>
 
-#include <posenc/backend/thrust.hpp>
-#include <posenc/backend/thrust/table.hpp>
+#include <posenc/adapters/thrust.hpp>
+#include <posenc/device/table.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/toeplitz.hpp>
+#include <posenc/toeplitz/toeplitz.hpp>
 
 namespace posenc::device {
 

@@ -19,7 +19,7 @@
 
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/table.hpp>
-#include <posenc/encoding/tupe.hpp>
+#include <posenc/tupe/tupe.hpp>
 
 namespace posenc::tupe {
 

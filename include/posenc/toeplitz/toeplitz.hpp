@@ -20,7 +20,7 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/fft.hpp>
+#include <posenc/numeric/fft.hpp>
 #include <posenc/encoding/table.hpp>
 
 namespace posenc::toeplitz {

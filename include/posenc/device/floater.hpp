@@ -24,12 +24,12 @@
 #include <string_view>
 #include <vector>
 
-#include <posenc/backend/thrust.hpp>
-#include <posenc/backend/thrust/table.hpp>
+#include <posenc/adapters/thrust.hpp>
+#include <posenc/device/table.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/hd.hpp>
-#include <posenc/encoding/floater.hpp>
-#include <posenc/encoding/floater_flow.hpp>
+#include <posenc/floater/encoder.hpp>
+#include <posenc/floater/flow.hpp>
 #include <posenc/ode/integrate.hpp>
 #include <posenc/ode/schemes.hpp>
 #include <posenc/ode/stepper.hpp>

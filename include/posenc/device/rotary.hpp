@@ -7,7 +7,7 @@
 //   posenc::device::rotary::apply_rotary_inplace(device_table<T>& x, opt)
 //   posenc::device::rotary::apply_rotary(const device_table<T>& x, opt) -> device_table<T>
 //
-// The angles are the exact phases of posenc/backend/thrust/sinusoidal.hpp (double-double
+// The angles are the exact phases of posenc/device/sinusoidal.hpp (double-double
 // position x frequency, exact reduction), the rotation is done in double and rounded to T once,
 // as on the host. One pass: one work item per (row, head, pair).
 #pragma once
@@ -19,9 +19,9 @@
 #include <cstddef>
 #include <string_view>
 
-#include <posenc/backend/thrust/sinusoidal.hpp>
-#include <posenc/backend/thrust/table.hpp>
-#include <posenc/encoding/rotary.hpp>
+#include <posenc/device/sinusoidal.hpp>
+#include <posenc/device/table.hpp>
+#include <posenc/rotary/rotary.hpp>
 
 namespace posenc::device {
 

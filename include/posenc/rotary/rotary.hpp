@@ -3,7 +3,7 @@
 // query/key vectors. Row i of a [positions x (heads * head_dim)] matrix is rotated, pair by pair,
 // by the angle x_i * theta_k, theta_k = base^(-2k / rotary_dim), so that
 // <R(m) q, R(n) k> = q^T R(n - m) k depends only on n - m. The angles come from the exact
-// sinusoidal tables of posenc/encoding/sinusoidal.hpp (no float32 angle products).
+// sinusoidal tables of posenc/sinusoidal/sinusoidal.hpp (no float32 angle products).
 #pragma once
 
 #include <Eigen/Core>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/sinusoidal.hpp>
+#include <posenc/sinusoidal/sinusoidal.hpp>
 #include <posenc/encoding/table.hpp>
 
 namespace posenc::rotary {

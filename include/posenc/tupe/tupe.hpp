@@ -24,7 +24,7 @@
 #include <Eigen/Core>
 
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/relative_bucket.hpp>
+#include <posenc/tupe/relative_bucket.hpp>
 #include <posenc/encoding/table.hpp>
 
 namespace posenc::tupe {

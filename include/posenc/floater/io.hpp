@@ -26,8 +26,8 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/floater.hpp>
-#include <posenc/encoding/floater_flow.hpp>
+#include <posenc/floater/encoder.hpp>
+#include <posenc/floater/flow.hpp>
 #include <posenc/io/array.hpp>
 #include <posenc/io/npy.hpp>
 #include <posenc/io/safetensors.hpp>

@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include <posenc/backend/eigen.hpp>
+#include <posenc/adapters/eigen.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/floater_flow.hpp>
+#include <posenc/floater/flow.hpp>
 #include <posenc/encoding/table.hpp>
 #include <posenc/ode/integrate.hpp>
 #include <posenc/ode/schemes.hpp>

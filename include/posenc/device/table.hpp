@@ -7,7 +7,7 @@
 //   posenc::copy_to_host(dev, host)    the same into a caller-owned table (no allocation when
 //                                      the shape already fits)
 //
-// Results of the device encodings (posenc/backend/thrust/*.hpp) stay on the device until the
+// Results of the device encodings (posenc/device/*.hpp) stay on the device until the
 // caller asks for them: nothing in the device API copies back implicitly. Allocation failures
 // throw posenc::device_error with the size requested.
 #pragma once
@@ -21,7 +21,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include <posenc/backend/thrust.hpp>
+#include <posenc/adapters/thrust.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/table.hpp>
 

@@ -4,10 +4,10 @@
 // [CLS] reset), Toeplitz materialisation and the FLOATER forward pass. See docs/device.md.
 #pragma once
 
-#include <posenc/backend/thrust.hpp>
-#include <posenc/backend/thrust/floater.hpp>
-#include <posenc/backend/thrust/rotary.hpp>
-#include <posenc/backend/thrust/sinusoidal.hpp>
-#include <posenc/backend/thrust/table.hpp>
-#include <posenc/backend/thrust/toeplitz.hpp>
-#include <posenc/backend/thrust/tupe.hpp>
+#include <posenc/adapters/thrust.hpp>
+#include <posenc/device/floater.hpp>
+#include <posenc/device/rotary.hpp>
+#include <posenc/device/sinusoidal.hpp>
+#include <posenc/device/table.hpp>
+#include <posenc/device/toeplitz.hpp>
+#include <posenc/device/tupe.hpp>

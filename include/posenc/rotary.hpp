@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: MIT
+// Umbrella header of the rotary family (posenc::rotary): rotary position embeddings (RoPE),
+// their cos/sin tables and their application to query/key rows.
+#pragma once
+
+#include <posenc/rotary/rotary.hpp>  // IWYU pragma: export
