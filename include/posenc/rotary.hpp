@@ -4,3 +4,4 @@
 #pragma once
 
 #include <posenc/rotary/rotary.hpp>  // IWYU pragma: export
+#include <posenc/rotary/frequencies.hpp>
