@@ -22,7 +22,6 @@ struct grid_backend;  // defined below
 template <>
 struct posenc::state_traits<grid> {
   using value_type = double;
-  using evaluated_type = grid;
   using default_backend = grid_backend;
   static std::size_t size(const grid& g) noexcept { return g.values.size(); }
   static void resize_like(grid& y, const grid& x) {

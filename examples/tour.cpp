@@ -40,7 +40,6 @@ struct particle {
 template <>
 struct posenc::state_traits<particle> {
   using value_type = double;
-  using evaluated_type = particle;
   using default_backend = posenc::backend::serial;
   static std::size_t size(const particle&) { return 2; }
   static void resize_like(particle&, const particle&) {}  // fixed size: nothing to allocate

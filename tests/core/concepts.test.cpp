@@ -39,7 +39,6 @@ struct half_adapted {
 template <>
 struct posenc::state_traits<half_adapted> {
   using value_type = double;
-  using evaluated_type = half_adapted;
   using default_backend = backend::serial;
   static std::size_t size(const half_adapted&) { return 1; }
   // no resize_like, no same_shape
@@ -48,7 +47,6 @@ namespace {
 static_assert(!StateSpace<half_adapted>);
 
 static_assert(std::is_same_v<state_value_t<const std::vector<float>&>, float>);
-static_assert(std::is_same_v<evaluated_t<std::vector<double>>, std::vector<double>>);
 static_assert(std::is_same_v<default_backend_t<std::array<double, 2>>, backend::serial>);
 
 // ---- BackendFor -----------------------------------------------------------------------------

@@ -62,7 +62,6 @@ void run_state_conformance() {
   // ---- traits members ----
   static_assert(posenc::StateSpace<S>);
   static_assert(std::floating_point<typename traits::value_type>);
-  static_assert(std::is_same_v<typename traits::evaluated_type, S>);
   static_assert(posenc::BackendFor<B, S>);
 
   S x = make(tag<S>{}, 0);

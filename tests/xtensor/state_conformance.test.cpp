@@ -60,14 +60,13 @@ TEST_CASE_TEMPLATE("state conformance: xtensor containers", S, xt::xarray<double
   posenc_test::run_state_conformance<S>();
 }
 
-TEST_CASE("xtensor expressions are not states and name the container they evaluate to") {
+TEST_CASE("xtensor expressions are not states; a right-hand side may return one") {
   xt::xarray<double> a = {1.0, 2.0};
   xt::xtensor<double, 2> m = xt::zeros<double>({2, 3});
   xt::xtensor_fixed<double, xt::xshape<3>> f = {1.0, 2.0, 3.0};
   static_assert(!posenc::StateSpace<decltype(a + a)>);
-  static_assert(std::is_same_v<posenc::evaluated_t<decltype(a + a)>, xt::xarray<double>>);
-  static_assert(std::is_same_v<posenc::evaluated_t<decltype(2.0 * m)>, xt::xtensor<double, 2>>);
-  static_assert(std::is_same_v<posenc::evaluated_t<decltype(xt::sin(f))>, xt::xtensor_fixed<double, xt::xshape<3>>>);
+  static_assert(!posenc::StateSpace<decltype(2.0 * m)>);
+  static_assert(!posenc::StateSpace<decltype(xt::sin(f))>);
   static_assert(!posenc::StateSpace<xt::xarray<int>>);
   static_assert(!posenc::BackendFor<posenc::backend::xtensor, std::vector<double>>);
   // A right-hand side returning an expression (dydt = f(t, y)) is evaluated into the stage buffer.

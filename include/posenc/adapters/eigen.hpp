@@ -2,7 +2,8 @@
 // Eigen adapter: dense Eigen::Matrix and Eigen::Array (vectors and matrices; a matrix state is a
 // batch, e.g. N blocks x d) are ODE states, with backend::eigen as their default backend: every
 // stage sum is one Eigen expression, evaluated in one vectorised pass. An Eigen expression
-// (a + b, A * x, ...) passed where a state is expected is stored as its PlainObject.
+// (a + b, A * x, ...) is not a state; a right-hand side dydt = f(t, y) may return one: it is
+// assigned into the stage buffer.
 #pragma once
 
 #include <Eigen/Core>
@@ -23,8 +24,6 @@ struct eigen;
 namespace detail {
 template <class S>
 concept eigen_plain = std::is_base_of_v<Eigen::PlainObjectBase<S>, S>;
-template <class S>
-concept eigen_expression = std::is_base_of_v<Eigen::EigenBase<S>, S> && !eigen_plain<S>;
 }  // namespace detail
 
 /// Eigen::Matrix and Eigen::Array of float, double or long double, any shape.
@@ -32,17 +31,10 @@ template <detail::eigen_plain S>
   requires std::floating_point<typename S::Scalar>
 struct state_traits<S> {
   using value_type = typename S::Scalar;
-  using evaluated_type = S;
   using default_backend = backend::eigen;
   static std::size_t size(const S& x) noexcept { return static_cast<std::size_t>(x.size()); }
   static void resize_like(S& y, const S& x) { y.resize(x.rows(), x.cols()); }
   static bool same_shape(const S& a, const S& b) noexcept { return a.rows() == b.rows() && a.cols() == b.cols(); }
-};
-
-/// An Eigen expression is not a state, but names the state it evaluates to.
-template <detail::eigen_expression E>
-struct state_traits<E> {
-  using evaluated_type = typename E::PlainObject;
 };
 
 namespace backend {

@@ -172,7 +172,6 @@ struct scaled_square_fn {
 template <detail::thrust_float_vector S>
 struct state_traits<S> {
   using value_type = typename S::value_type;
-  using evaluated_type = S;
   using default_backend = backend::thrust;
   static std::size_t size(const S& x) noexcept { return x.size(); }
   static void resize_like(S& y, const S& x) { detail::guarded_resize(y, x.size(), "state_traits<thrust vector>::resize_like"); }

@@ -3,9 +3,8 @@
 // double or long double are ODE states (any shape: a matrix state is a batch of rows), with
 // backend::xtensor as their default backend. Every stage sum is one xtensor expression assigned
 // with xt::noalias (one pass over memory, no temporary); the reductions are single passes over
-// the contiguous storage. An xtensor expression (a + b, xt::sin(a), ...) passed where a state is
-// expected names the container it evaluates to (fixed shape, static rank or dynamic), so a stepper never
-// stores a lazy proxy.
+// the contiguous storage. An xtensor expression (a + b, xt::sin(a), ...) is not a state; a
+// right-hand side dydt = f(t, y) may return one: it is assigned into the stage buffer.
 //
 // Supported xtensor versions: 0.24 and 0.25 (headers <xtensor/xarray.hpp>, ...; tested with
 // 0.24.3). xtensor 0.26 moved its headers to <xtensor/containers/...> and <xtensor/core/...>;
@@ -53,10 +52,6 @@ struct is_xtensor_container<xt::xfixed_container<ET, S, L, SH, Tag>> : std::true
 /// An xtensor container of floating-point scalars (the states this adapter ships).
 template <class S>
 concept xtensor_state = is_xtensor_container<S>::value && std::floating_point<typename S::value_type>;
-
-/// Any other xtensor expression (lazy function, view, ...): not a state, but names one.
-template <class S>
-concept xtensor_expression = xt::is_xexpression<S>::value && !is_xtensor_container<S>::value;
 }  // namespace detail
 
 /// xt::xarray, xt::xtensor<T, N>, xt::xtensor_fixed: value_type is the element type; shapes are
@@ -64,7 +59,6 @@ concept xtensor_expression = xt::is_xexpression<S>::value && !is_xtensor_contain
 template <detail::xtensor_state S>
 struct state_traits<S> {
   using value_type = typename S::value_type;
-  using evaluated_type = S;
   using default_backend = backend::xtensor;
   static std::size_t size(const S& x) noexcept { return static_cast<std::size_t>(x.size()); }
   static void resize_like(S& y, const S& x) {
@@ -75,41 +69,6 @@ struct state_traits<S> {
     const auto& sb = b.shape();
     return sa.size() == sb.size() && std::equal(sa.begin(), sa.end(), sb.begin());
   }
-};
-
-namespace detail {
-template <class Shape>
-struct xtensor_static_rank : std::false_type {};
-template <class I, std::size_t N>
-struct xtensor_static_rank<std::array<I, N>> : std::true_type {
-  static constexpr std::size_t rank = N;
-};
-template <class Shape>
-struct xtensor_is_fixed : std::false_type {};
-template <std::size_t... N>
-struct xtensor_is_fixed<xt::fixed_shape<N...>> : std::true_type {};
-
-// The container an expression evaluates to, chosen from its shape type: a fixed shape gives an
-// xtensor_fixed, a static rank an xt::xtensor<V, N>, anything else an xt::xarray<V>.
-// (xt::temporary_type_t is not used: for some expressions it depends on the compiler.)
-template <class E>
-auto xtensor_evaluated() {
-  using V = std::remove_cvref_t<typename E::value_type>;
-  using Shape = std::remove_cvref_t<typename E::shape_type>;
-  if constexpr (xtensor_is_fixed<Shape>::value) {
-    return std::type_identity<xt::xtensor_fixed<V, Shape>>{};
-  } else if constexpr (xtensor_static_rank<Shape>::value) {
-    return std::type_identity<xt::xtensor<V, xtensor_static_rank<Shape>::rank>>{};
-  } else {
-    return std::type_identity<xt::xarray<V>>{};
-  }
-}
-}  // namespace detail
-
-/// An xtensor expression is not a state; its evaluated_type is the container it evaluates to.
-template <detail::xtensor_expression E>
-struct state_traits<E> {
-  using evaluated_type = typename decltype(detail::xtensor_evaluated<E>())::type;
 };
 
 namespace backend {

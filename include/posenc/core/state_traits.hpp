@@ -4,8 +4,6 @@
 //
 // Members of a specialisation (see docs/state.md):
 //   using value_type      = ...;   // the scalar the state holds (float, double, long double)
-//   using evaluated_type  = ...;   // what to store when given S (an expression proxy -> its
-//                                  //   plain type; a plain type -> itself)
 //   using default_backend = ...;   // the backend that runs arithmetic on S unless one is named
 //   static std::size_t size(const S&);                 // number of scalars
 //   static void resize_like(S& y, const S& x);         // give y the shape of x (may allocate)
@@ -32,7 +30,6 @@ struct state_traits<const S> : state_traits<S> {};
 template <class S>
 concept StateSpace = requires(S& y, const S& x) {
   typename state_traits<S>::value_type;
-  typename state_traits<S>::evaluated_type;
   typename state_traits<S>::default_backend;
   requires std::floating_point<typename state_traits<S>::value_type>;
   { state_traits<S>::size(x) } -> std::convertible_to<std::size_t>;
@@ -42,10 +39,6 @@ concept StateSpace = requires(S& y, const S& x) {
 
 template <class S>
 using state_value_t = typename state_traits<std::remove_cvref_t<S>>::value_type;
-
-/// The type a stepper stores for a given (possibly expression-template) state argument.
-template <class S>
-using evaluated_t = typename state_traits<std::remove_cvref_t<S>>::evaluated_type;
 
 template <class S>
 using default_backend_t = typename state_traits<std::remove_cvref_t<S>>::default_backend;
@@ -59,7 +52,6 @@ struct serial;
 template <std::floating_point T>
 struct state_traits<T> {
   using value_type = T;
-  using evaluated_type = T;
   using default_backend = backend::serial;
   static constexpr std::size_t size(const T&) noexcept { return 1; }
   static constexpr void resize_like(T&, const T&) noexcept {}
@@ -69,7 +61,6 @@ struct state_traits<T> {
 template <std::floating_point T, class Alloc>
 struct state_traits<std::vector<T, Alloc>> {
   using value_type = T;
-  using evaluated_type = std::vector<T, Alloc>;
   using default_backend = backend::serial;
   static std::size_t size(const std::vector<T, Alloc>& x) noexcept { return x.size(); }
   static void resize_like(std::vector<T, Alloc>& y, const std::vector<T, Alloc>& x) { y.resize(x.size()); }
@@ -81,7 +72,6 @@ struct state_traits<std::vector<T, Alloc>> {
 template <std::floating_point T, std::size_t N>
 struct state_traits<std::array<T, N>> {
   using value_type = T;
-  using evaluated_type = std::array<T, N>;
   using default_backend = backend::serial;
   static constexpr std::size_t size(const std::array<T, N>&) noexcept { return N; }
   static constexpr void resize_like(std::array<T, N>&, const std::array<T, N>&) noexcept {}

@@ -172,8 +172,6 @@ class explicit_rk {
     }
   }
 
-  /// Derivative f(t, y) at the start of the last step (stage 1).
-  [[nodiscard]] const State& first_stage() const noexcept { return m_k[0]; }
   [[nodiscard]] std::size_t rhs_evaluations() const noexcept { return m_nfev; }
   void reset_counters() noexcept { m_nfev = 0; }
 

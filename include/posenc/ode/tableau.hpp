@@ -37,15 +37,92 @@ template <class T>
 struct is_tableau : std::false_type {};
 template <std::size_t S>
 struct is_tableau<tableau<S>> : std::true_type {};
-}  // namespace detail
 
-/// A scheme usable by the fixed-step engine.
+/// The shape of a scheme: a name, an order and a tableau (consistency is checked separately).
 template <class Sch>
-concept ExplicitScheme = requires {
+concept scheme_shape = requires {
   { Sch::name } -> std::convertible_to<std::string_view>;
   { Sch::order } -> std::convertible_to<int>;
-  requires detail::is_tableau<std::remove_cvref_t<decltype(Sch::coefficients)>>::value;
+  requires is_tableau<std::remove_cvref_t<decltype(Sch::coefficients)>>::value;
 };
+
+/// The scheme names an embedded pair (error_order and fsal), consistent or not.
+template <class Sch>
+concept embedded_shape = scheme_shape<Sch> && requires {
+  { Sch::error_order } -> std::convertible_to<int>;
+  { Sch::fsal } -> std::convertible_to<bool>;
+};
+
+inline constexpr long double tableau_tolerance = 1e-15L;
+
+constexpr bool near(long double x, long double y, long double tol) noexcept { return (x - y) <= tol && (y - x) <= tol; }
+
+// One predicate per condition, so that a compiler's "constraints not satisfied" note names the
+// condition a malformed tableau breaks.
+template <class Sch>
+constexpr bool tableau_strictly_lower_triangular() noexcept {
+  constexpr auto& t = Sch::coefficients;
+  for (std::size_t i = 0; i < t.stages; ++i)
+    for (std::size_t j = i; j < t.stages; ++j)
+      if (t.a[i][j] != 0) return false;
+  return true;
+}
+template <class Sch>
+constexpr bool tableau_row_sums_equal_c(long double tol) noexcept {
+  constexpr auto& t = Sch::coefficients;
+  for (std::size_t i = 0; i < t.stages; ++i) {
+    long double row = 0;
+    for (std::size_t j = 0; j < t.stages; ++j) row += t.a[i][j];
+    if (!near(row, t.c[i], tol)) return false;
+  }
+  return true;
+}
+template <class Sch>
+constexpr bool tableau_weights_sum_to_one(long double tol) noexcept {
+  constexpr auto& t = Sch::coefficients;
+  long double sb = 0, sbl = 0;
+  for (std::size_t i = 0; i < t.stages; ++i) {
+    sb += t.b[i];
+    sbl += t.b_low[i];
+  }
+  if (!near(sb, 1, tol)) return false;
+  if constexpr (embedded_shape<Sch>) return near(sbl, 1, tol);
+  return true;
+}
+/// FSAL pairs: the last row of a equals b and c_last = 1 (trivially true for other schemes).
+template <class Sch>
+constexpr bool tableau_fsal_row_is_b(long double tol) noexcept {
+  if constexpr (embedded_shape<Sch>) {
+    if constexpr (Sch::fsal) {
+      constexpr auto& t = Sch::coefficients;
+      constexpr std::size_t s = t.stages;
+      if (!near(t.c[s - 1], 1, tol)) return false;
+      for (std::size_t j = 0; j < s; ++j)
+        if (!near(t.a[s - 1][j], t.b[j], tol)) return false;
+    }
+  }
+  return true;
+}
+}  // namespace detail
+
+/// Structural checks any consistent explicit tableau passes: a strictly lower triangular,
+/// c_i = sum_j a_ij (row-sum condition), sum b = 1 (and sum b_low = 1 for an embedded pair),
+/// and for FSAL the last row of a = b, c_last = 1. Each comparison is to within `tol`.
+template <detail::scheme_shape Sch>
+constexpr bool tableau_is_consistent(long double tol = detail::tableau_tolerance) noexcept {
+  return detail::tableau_strictly_lower_triangular<Sch>() && detail::tableau_row_sums_equal_c<Sch>(tol) &&
+         detail::tableau_weights_sum_to_one<Sch>(tol) && detail::tableau_fsal_row_is_b<Sch>(tol);
+}
+
+/// A scheme usable by the fixed-step engine: a name, an order and a consistent tableau (every
+/// condition of tableau_is_consistent, to within 1e-15). A malformed tableau is rejected at
+/// compile time; the compiler's note names the condition it breaks, e.g.
+/// `detail::tableau_row_sums_equal_c<my_scheme>(...)` evaluated to false.
+template <class Sch>
+concept ExplicitScheme = detail::scheme_shape<Sch> && detail::tableau_strictly_lower_triangular<Sch>() &&
+                         detail::tableau_row_sums_equal_c<Sch>(detail::tableau_tolerance) &&
+                         detail::tableau_weights_sum_to_one<Sch>(detail::tableau_tolerance) &&
+                         detail::tableau_fsal_row_is_b<Sch>(detail::tableau_tolerance);
 
 /// An embedded pair: usable by adaptive stepping.
 template <class Sch>
@@ -69,36 +146,6 @@ template <class Sch>
 constexpr bool is_fsal() noexcept {
   if constexpr (EmbeddedScheme<Sch>) return Sch::fsal;
   else return false;
-}
-
-/// Structural checks any consistent explicit tableau passes: a strictly lower triangular,
-/// c_i = sum_j a_ij (row-sum condition), sum b = 1, and for FSAL last row of a = b, c_last = 1.
-template <ExplicitScheme Sch>
-constexpr bool tableau_is_consistent(long double tol = 1e-15L) noexcept {
-  constexpr auto& t = Sch::coefficients;
-  constexpr std::size_t s = stages_v<Sch>;
-  auto near = [tol](long double x, long double y) { return (x - y) <= tol && (y - x) <= tol; };
-  long double sb = 0, sbl = 0;
-  for (std::size_t i = 0; i < s; ++i) {
-    long double row = 0;
-    for (std::size_t j = 0; j < s; ++j) {
-      if (j >= i && t.a[i][j] != 0) return false;
-      row += t.a[i][j];
-    }
-    if (!near(row, t.c[i])) return false;
-    sb += t.b[i];
-    sbl += t.b_low[i];
-  }
-  if (!near(sb, 1)) return false;
-  if constexpr (EmbeddedScheme<Sch>) {
-    if (!near(sbl, 1)) return false;
-    if constexpr (Sch::fsal) {
-      if (!near(t.c[s - 1], 1)) return false;
-      for (std::size_t j = 0; j < s; ++j)
-        if (!near(t.a[s - 1][j], t.b[j])) return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace posenc::ode
