@@ -7,7 +7,7 @@
 //   posenc::device::sinusoidal::block_table<T>(L, d, n, opt) eq. 7: PE(first + i step) + PE(n)
 //
 // Accuracy (the host's bound, see posenc/sinusoidal/sinusoidal.hpp): the frequencies are the host's
-// long double ones (sinusoidal::detail::frequencies_wide), split into two doubles w = w_hi + w_lo.
+// long double ones (posenc::sinusoidal::frequencies_wide), split into two doubles w = w_hi + w_lo.
 // Row r = q B + b (B a power of two ~ sqrt(L)) is the rotation of an "anchor" angle
 // (first + q B step) w_k by the offset angle (b step) w_k: both are computed exactly on the
 // device in double-double arithmetic (the position as x_hi + x_lo, the product x w with an FMA,
@@ -32,7 +32,7 @@
 #include <posenc/device/table.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/hd.hpp>
-#include <posenc/sinusoidal/sinusoidal.hpp>
+#include <posenc/sinusoidal/options.hpp>
 
 namespace posenc::device {
 
@@ -220,11 +220,11 @@ struct sinusoidal_table_fn {
 };
 
 template <class T>
-void fill_unchecked(T* out, std::size_t length, std::size_t d, const posenc::sinusoidal::options& opt, const T* add,
+void fill_sinusoidal_unchecked(T* out, std::size_t length, std::size_t d, const posenc::sinusoidal::options& opt, const T* add,
                     std::string_view where) {
   const std::size_t m = d / 2;
   if (length == 0) return;
-  const auto w = posenc::sinusoidal::detail::frequencies_wide(m, opt);
+  const auto w = posenc::sinusoidal::frequencies_wide(m, opt);
   const row_phases ph(w, length, opt.first_position, opt.position_step, where);
   const int m_shift = (m & (m - 1)) == 0 ? static_cast<int>(row_phases::log2_exact(m)) : -1;
   const sinusoidal_table_fn<T> f{ph.get(), out, d, d, m, opt.layout == posenc::sinusoidal::layout::interleaved,
@@ -249,8 +249,8 @@ template <class T>
   requires std::floating_point<T>
 void fill(device_table<T>& out, const options& opt = {}) {
   constexpr std::string_view where = "device::sinusoidal::fill";
-  posenc::sinusoidal::detail::pairs(out.cols(), opt, where);
-  detail::fill_unchecked(out.data(), out.rows(), out.cols(), opt, static_cast<const T*>(nullptr), where);
+  posenc::sinusoidal::pair_count(out.cols(), opt, where);
+  detail::fill_sinusoidal_unchecked(out.data(), out.rows(), out.cols(), opt, static_cast<const T*>(nullptr), where);
 }
 
 /// The length x d table (eq. 6) on the device.
@@ -258,9 +258,9 @@ template <class T = double>
   requires std::floating_point<T>
 [[nodiscard]] device_table<T> table(std::size_t length, std::size_t d, const options& opt = {}) {
   constexpr std::string_view where = "device::sinusoidal::table";
-  posenc::sinusoidal::detail::pairs(d, opt, where);
+  posenc::sinusoidal::pair_count(d, opt, where);
   device_table<T> out(length, d);
-  detail::fill_unchecked(out.data(), length, d, opt, static_cast<const T*>(nullptr), where);
+  detail::fill_sinusoidal_unchecked(out.data(), length, d, opt, static_cast<const T*>(nullptr), where);
   return out;
 }
 
@@ -270,16 +270,16 @@ template <class T = double>
   requires std::floating_point<T>
 [[nodiscard]] device_table<T> block_table(std::size_t length, std::size_t d, double block, const options& opt = {}) {
   constexpr std::string_view where = "device::sinusoidal::block_table";
-  posenc::sinusoidal::detail::pairs(d, opt, where);
+  posenc::sinusoidal::pair_count(d, opt, where);
   posenc::detail::require<non_finite_error>(std::isfinite(block), where, "block: expected a finite block index, got ",
                                             block);
   options one = opt;
   one.first_position = block;
   one.position_step = 1.0;
   device_table<T> pn(1, d);
-  detail::fill_unchecked(pn.data(), 1, d, one, static_cast<const T*>(nullptr), where);
+  detail::fill_sinusoidal_unchecked(pn.data(), 1, d, one, static_cast<const T*>(nullptr), where);
   device_table<T> out(length, d);
-  detail::fill_unchecked(out.data(), length, d, opt, static_cast<const T*>(pn.data()), where);
+  detail::fill_sinusoidal_unchecked(out.data(), length, d, opt, static_cast<const T*>(pn.data()), where);
   return out;
 }
 

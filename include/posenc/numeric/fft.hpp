@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
+#include <posenc/numeric/real_spectrum.hpp>
 
 namespace posenc::fft {
 
@@ -48,16 +49,6 @@ namespace detail {
 #else
 #define POSENC_FFT_IVDEP
 #endif
-
-/// exp(-2 pi i num / den) in long double, rounded once to T (num reduced mod den first).
-template <class T>
-inline void root(std::uint64_t num, std::uint64_t den, T& re, T& im) {
-  num %= den;
-  const long double a = -2.0L * std::numbers::pi_v<long double> * static_cast<long double>(num) /
-                        static_cast<long double>(den);
-  re = static_cast<T>(std::cos(a));
-  im = static_cast<T>(std::sin(a));
-}
 
 struct stage {
   unsigned radix;      // R
@@ -297,14 +288,14 @@ class plan {
       for (unsigned k = 1; k < r; ++k)
         for (std::size_t t = 0; t < ns; ++t) {
           T wr, wi;
-          detail::root(std::uint64_t(k) * t, std::uint64_t(ns) * r, wr, wi);
+          unit_root(std::uint64_t(k) * t, std::uint64_t(ns) * r, wr, wi);
           m_twr.push_back(wr);
           m_twi.push_back(wi);
         }
       if (r != 2 && r != 3 && r != 4 && r != 5 && r != 8)
         for (unsigned e = 0; e < r; ++e) {
           T wr, wi;
-          detail::root(e, r, wr, wi);
+          unit_root(e, r, wr, wi);
           m_genr.push_back(wr);
           m_geni.push_back(wi);
         }
@@ -436,7 +427,7 @@ class plan {
     m_twr.resize(n);
     m_twi.resize(n);
     for (std::size_t j2 = 0; j2 < n2; ++j2)
-      for (std::size_t k1 = 0; k1 < n1; ++k1) detail::root(std::uint64_t(j2) * k1, n, m_twr[j2 * n1 + k1], m_twi[j2 * n1 + k1]);
+      for (std::size_t k1 = 0; k1 < n1; ++k1) unit_root(std::uint64_t(j2) * k1, n, m_twr[j2 * n1 + k1], m_twi[j2 * n1 + k1]);
     m_wr.assign(n, T(0));
     m_wi.assign(n, T(0));
     m_br.assign(n, T(0));
@@ -493,7 +484,7 @@ class plan {
     m_ci.resize(n);
     for (std::size_t k = 0; k < n; ++k) {
       const std::uint64_t k2 = (std::uint64_t(k) * k) % (2 * std::uint64_t(n));
-      detail::root(k2, 2 * std::uint64_t(n), m_cr[k], m_ci[k]);  // exp(-2 pi i k^2 / (2n))
+      unit_root(k2, 2 * std::uint64_t(n), m_cr[k], m_ci[k]);  // exp(-2 pi i k^2 / (2n))
     }
     m_fr.assign(m, T(0));
     m_fi.assign(m, T(0));
@@ -551,35 +542,6 @@ class plan {
   std::vector<T> m_cr, m_ci, m_fr, m_fi;  // Bluestein chirp and filter spectrum (scaled by 1/m)
 };
 
-namespace detail {
-/// Half-spectrum from the half-length transform Z of z_j = x_{2j} + i x_{2j+1} (h = n/2):
-/// X_k = E_k + w^k O_k, E_k = (Z_k + conj Z_{h-k})/2, O_k = -i (Z_k - conj Z_{h-k})/2, k = 0..h.
-template <class T>
-inline void split_half_spectrum(std::size_t h, const T* zr, const T* zi, const T* wr, const T* wi, T* xr, T* xi) {
-  for (std::size_t k = 0; k <= h; ++k) {
-    const std::size_t a = (k == h) ? 0 : k;
-    const std::size_t b = (k == 0) ? 0 : h - k;
-    const T ar = zr[a], ai = zi[a], br = zr[b], bi = -zi[b];
-    const T er = T(0.5) * (ar + br), ei = T(0.5) * (ai + bi);
-    const T orr = T(0.5) * (ai - bi), oi = T(-0.5) * (ar - br);
-    xr[k] = er + wr[k] * orr - wi[k] * oi;
-    xi[k] = ei + wr[k] * oi + wi[k] * orr;
-  }
-}
-/// Inverse of split_half_spectrum without the 1/2 factors, so that the unnormalised half-length
-/// inverse of Z yields n x: Z_k = (X_k + conj X_{h-k}) + i (X_k - conj X_{h-k}) conj(w^k), k < h.
-template <class T>
-inline void merge_half_spectrum(std::size_t h, const T* xr, const T* xi, const T* wr, const T* wi, T* zr, T* zi) {
-  for (std::size_t k = 0; k < h; ++k) {
-    const T ar = xr[k], ai = xi[k], br = xr[h - k], bi = -xi[h - k];
-    const T er = ar + br, ei = ai + bi;
-    const T dr = ar - br, di = ai - bi;
-    const T orr = dr * wr[k] + di * wi[k], oi = di * wr[k] - dr * wi[k];  // d * conj(w)
-    zr[k] = er - oi;
-    zi[k] = ei + orr;
-  }
-}
-}  // namespace detail
 
 /// Real-input transform of size n >= 1: forward maps n reals to the n/2+1 non-redundant bins,
 /// inverse maps n/2+1 bins (Hermitian spectrum) to n reals, unnormalised (inverse(forward(x)) = n x).
@@ -595,7 +557,7 @@ class real_plan {
     if (n % 2 == 0) {
       m_wr.resize(h + 1);
       m_wi.resize(h + 1);
-      for (std::size_t k = 0; k <= h; ++k) detail::root(k, n, m_wr[k], m_wi[k]);
+      for (std::size_t k = 0; k <= h; ++k) unit_root(k, n, m_wr[k], m_wi[k]);
       m_xr.assign(h + 1, T(0));
       m_xi.assign(h + 1, T(0));
     }
@@ -614,7 +576,7 @@ class real_plan {
         m_zi[j] = in[2 * j + 1];
       }
       m_fft.forward(m_zr.data(), m_zi.data());
-      detail::split_half_spectrum(h, m_zr.data(), m_zi.data(), m_wr.data(), m_wi.data(), m_xr.data(), m_xi.data());
+      split_half_spectrum(h, m_zr.data(), m_zi.data(), m_wr.data(), m_wi.data(), m_xr.data(), m_xi.data());
       for (std::size_t k = 0; k <= h; ++k) out[k] = std::complex<T>(m_xr[k], m_xi[k]);
     } else {
       for (std::size_t j = 0; j < n; ++j) {
@@ -636,7 +598,7 @@ class real_plan {
         m_xr[k] = in[k].real();
         m_xi[k] = (k == 0 || k == h) ? T(0) : in[k].imag();
       }
-      detail::merge_half_spectrum(h, m_xr.data(), m_xi.data(), m_wr.data(), m_wi.data(), m_zr.data(), m_zi.data());
+      merge_half_spectrum(h, m_xr.data(), m_xi.data(), m_wr.data(), m_wi.data(), m_zr.data(), m_zi.data());
       m_fft.inverse(m_zr.data(), m_zi.data());
       for (std::size_t j = 0; j < h; ++j) {
         out[2 * j] = m_zr[j];

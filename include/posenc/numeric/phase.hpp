@@ -15,6 +15,11 @@ namespace posenc::numeric {
 /// The type in which phases are formed (x87 extended precision on x86-64: 64-bit significand).
 using wide = long double;
 
+/// The precision in which the products of unit complex numbers of a T table are formed:
+/// long double for long double tables, double otherwise.
+template <class T>
+using work_t = std::conditional_t<std::is_same_v<T, long double>, long double, double>;
+
 /// (sin, cos) of a long double angle theta, reduced modulo 2 pi with a three-part Cody-Waite
 /// constant (P1 has 35 significant bits, so n * P1 is exact for |n| < 2^(digits - 35)); the
 /// reduced angle r = r_hi + r_lo is evaluated as sin(r_hi) + r_lo cos(r_hi) in double. Outside

@@ -29,73 +29,16 @@
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/table.hpp>
 #include <posenc/numeric/phase.hpp>
+#include <posenc/sinusoidal/options.hpp>
 
 namespace posenc::sinusoidal {
-
-/// Where the sine and cosine of frequency k go in a row of d = 2m columns.
-enum class layout {
-  interleaved,  ///< eq. 6: column 2k = sin(x w_k), column 2k+1 = cos(x w_k)
-  half,         ///< [sin | cos]: column k = sin(x w_k), column m + k = cos(x w_k) (tensor2tensor, fairseq)
-};
-
-/// How the m = d/2 frequencies are spaced.
-enum class spacing {
-  two_k_over_d,           ///< w_k = base^(-2k/d) (eq. 6 with c = 1/base; Vaswani et al.)
-  k_over_half_minus_one,  ///< w_k = base^(-k/(d/2 - 1)) (tensor2tensor, fairseq); d = 2: w_0 = 1
-};
-
-/// What an odd d means.
-enum class odd_dimension {
-  reject,    ///< throw invalid_argument
-  zero_pad,  ///< the table of d - 1 columns, then one zero column (fairseq's rule)
-};
-
-/// Everything that selects one sinusoidal table. Row i of a table holds position
-/// first_position + i * position_step (taken exactly, in long double, not rounded to double).
-struct options {
-  sinusoidal::layout layout = sinusoidal::layout::interleaved;
-  sinusoidal::spacing spacing = sinusoidal::spacing::two_k_over_d;
-  double base = 10000.0;          ///< > 0 and finite (eq. 6: c = 1/base)
-  double first_position = 0.0;    ///< position of row 0 (eq. 6: 0; fairseq: padding_idx + 1)
-  double position_step = 1.0;     ///< spacing of the rows (FLOATER grids t_i = i * Delta)
-  odd_dimension odd = odd_dimension::reject;
-  unsigned threads = 1;           ///< worker threads for fill/table (1: serial; 0: hardware concurrency)
-};
 
 namespace detail {
 
 using wide = numeric::wide;
 
-/// Validate (d, options) and return m, the number of (sin, cos) pairs.
-inline std::size_t pairs(std::size_t d, const options& opt, std::string_view where) {
-  posenc::detail::require(d >= 2, where, "d: expected d >= 2, got ", d);
-  posenc::detail::require(d % 2 == 0 || opt.odd == odd_dimension::zero_pad, where,
-                          "d: expected an even d (or options.odd = odd_dimension::zero_pad), got ", d);
-  posenc::detail::require<non_finite_error>(std::isfinite(opt.base), where, "options.base: expected a finite base, got ",
-                                            opt.base);
-  posenc::detail::require(opt.base > 0, where, "options.base: expected base > 0, got ", opt.base);
-  posenc::detail::require<non_finite_error>(std::isfinite(opt.first_position), where,
-                                            "options.first_position: expected a finite position, got ",
-                                            opt.first_position);
-  posenc::detail::require<non_finite_error>(std::isfinite(opt.position_step), where,
-                                            "options.position_step: expected a finite step, got ", opt.position_step);
-  posenc::detail::require(opt.layout == layout::interleaved || opt.layout == layout::half, where,
-                          "options.layout: expected layout::interleaved or layout::half");
-  posenc::detail::require(opt.spacing == spacing::two_k_over_d || opt.spacing == spacing::k_over_half_minus_one, where,
-                          "options.spacing: expected spacing::two_k_over_d or spacing::k_over_half_minus_one");
-  return d / 2;
-}
-
-/// The m frequencies in long double (no validation).
-inline std::vector<wide> frequencies_wide(std::size_t m, const options& opt) {
-  std::vector<wide> w(m);
-  const wide lb = std::log(static_cast<wide>(opt.base));
-  const wide denom = opt.spacing == spacing::two_k_over_d
-                         ? static_cast<wide>(2 * m)
-                         : static_cast<wide>(2 * (m > 1 ? m - 1 : 1));  // k/(m-1) = 2k/(2(m-1))
-  for (std::size_t k = 0; k < m; ++k) w[k] = std::exp(-lb * static_cast<wide>(2 * k) / denom);
-  return w;
-}
+// Promoted to posenc/sinusoidal/options.hpp; the detail names stay for the rotary family.
+using sinusoidal::frequencies_wide;
 
 /// The exact-phase sine and cosine (promoted to posenc/numeric/phase.hpp).
 using numeric::sincos_angle;
@@ -231,7 +174,7 @@ inline void write_row(T* __restrict out, const W* __restrict s, const W* __restr
 }
 
 template <class T>
-using work_t = std::conditional_t<std::is_same_v<T, long double>, long double, double>;
+using work_t = numeric::work_t<T>;
 
 /// The fast fill. Rows come in blocks of 2B around a middle row a: row a + b and row a - b
 /// (0 <= b <= B) are e^{i a w} * e^{+-i b w}, sharing the four products. The anchor
@@ -337,7 +280,7 @@ using table_ref = Eigen::Ref<posenc::table<T>, 0, Eigen::OuterStride<>>;
 /// The m = d/2 frequencies w_k (k = 0 .. m-1) of the options' spacing and base.
 template <class T = double>
 posenc::vector<T> frequencies(std::size_t d, const options& opt = {}) {
-  const std::size_t m = detail::pairs(d, opt, "sinusoidal::frequencies");
+  const std::size_t m = pair_count(d, opt, "sinusoidal::frequencies");
   const auto w = detail::frequencies_wide(m, opt);
   posenc::vector<T> r(static_cast<Eigen::Index>(m));
   for (std::size_t k = 0; k < m; ++k) r[static_cast<Eigen::Index>(k)] = static_cast<T>(w[k]);
@@ -350,7 +293,7 @@ template <class T>
   requires std::floating_point<T>
 void fill(T* data, std::size_t length, std::size_t d, std::size_t row_stride, const options& opt = {}) {
   constexpr std::string_view where = "sinusoidal::fill";
-  detail::pairs(d, opt, where);
+  pair_count(d, opt, where);
   detail::require_buffer(data, length, d, row_stride, where);
   detail::fill_unchecked(data, length, d, row_stride, opt);
 }
@@ -369,7 +312,7 @@ inline void fill(table_ref<double> out, const options& opt = {}) {
 template <class T = double>
   requires std::floating_point<T>
 posenc::table<T> table(std::size_t length, std::size_t d, const options& opt = {}) {
-  detail::pairs(d, opt, "sinusoidal::table");
+  pair_count(d, opt, "sinusoidal::table");
   posenc::table<T> out(static_cast<Eigen::Index>(length), static_cast<Eigen::Index>(d));
   detail::fill_unchecked(out.data(), length, d, d, opt);
   return out;
@@ -382,7 +325,7 @@ template <class T>
 void fill_at(std::span<const double> positions, T* data, std::size_t d, std::size_t row_stride,
              const options& opt = {}) {
   constexpr std::string_view where = "sinusoidal::fill_at";
-  detail::pairs(d, opt, where);
+  pair_count(d, opt, where);
   detail::require_positions(positions, where);
   detail::require_buffer(data, positions.size(), d, row_stride, where);
   detail::fill_at_unchecked(positions, data, d, row_stride, opt);
@@ -393,7 +336,7 @@ template <class T = double>
   requires std::floating_point<T>
 posenc::table<T> table_at(std::span<const double> positions, std::size_t d, const options& opt = {}) {
   constexpr std::string_view where = "sinusoidal::table_at";
-  detail::pairs(d, opt, where);
+  pair_count(d, opt, where);
   detail::require_positions(positions, where);
   posenc::table<T> out(static_cast<Eigen::Index>(positions.size()), static_cast<Eigen::Index>(d));
   detail::fill_at_unchecked(positions, out.data(), d, d, opt);
@@ -413,7 +356,7 @@ template <class T = double>
   requires std::floating_point<T>
 posenc::table<T> block_table(std::size_t length, std::size_t d, double block, const options& opt = {}) {
   constexpr std::string_view where = "sinusoidal::block_table";
-  detail::pairs(d, opt, where);
+  pair_count(d, opt, where);
   posenc::detail::require<non_finite_error>(std::isfinite(block), where, "block: expected a finite block index, got ",
                                             block);
   posenc::table<T> out = table<T>(length, d, opt);
@@ -429,7 +372,7 @@ template <class T = double>
   requires std::floating_point<T>
 posenc::matrix<T> rotation(double phi, std::size_t d, const options& opt = {}) {
   constexpr std::string_view where = "sinusoidal::rotation";
-  const std::size_t m = detail::pairs(d, opt, where);
+  const std::size_t m = pair_count(d, opt, where);
   posenc::detail::require<non_finite_error>(std::isfinite(phi), where, "phi: expected a finite offset, got ", phi);
   const auto w = detail::frequencies_wide(m, opt);
   posenc::matrix<T> M = posenc::matrix<T>::Zero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
@@ -452,7 +395,7 @@ posenc::matrix<T> rotation(double phi, std::size_t d, const options& opt = {}) {
 template <class T = double>
   requires std::floating_point<T>
 posenc::matrix<T> generator(std::size_t d, const options& opt = {}) {
-  const std::size_t m = detail::pairs(d, opt, "sinusoidal::generator");
+  const std::size_t m = pair_count(d, opt, "sinusoidal::generator");
   const auto w = detail::frequencies_wide(m, opt);
   posenc::matrix<T> A = posenc::matrix<T>::Zero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
   for (std::size_t k = 0; k < m; ++k) {
@@ -468,7 +411,7 @@ template <class T = double>
   requires std::floating_point<T>
 T inner_product(double offset, std::size_t d, const options& opt = {}) {
   constexpr std::string_view where = "sinusoidal::inner_product";
-  const std::size_t m = detail::pairs(d, opt, where);
+  const std::size_t m = pair_count(d, opt, where);
   posenc::detail::require<non_finite_error>(std::isfinite(offset), where, "offset: expected a finite offset, got ",
                                             offset);
   const auto w = detail::frequencies_wide(m, opt);
@@ -503,7 +446,7 @@ template <class T = double>
 class linear_dynamics {
  public:
   explicit linear_dynamics(std::size_t d, const options& opt = {})
-      : m_d(d), m_m(detail::pairs(d, opt, "sinusoidal::linear_dynamics")), m_layout(opt.layout),
+      : m_d(d), m_m(pair_count(d, opt, "sinusoidal::linear_dynamics")), m_layout(opt.layout),
         m_w(sinusoidal::frequencies<T>(d, opt)) {}
 
   template <class Time, class S>
@@ -551,7 +494,7 @@ template <class T = double>
 class time_dynamics {
  public:
   explicit time_dynamics(std::size_t d, const options& opt = {})
-      : m_d(d), m_m(detail::pairs(d, opt, "sinusoidal::time_dynamics")), m_layout(opt.layout),
+      : m_d(d), m_m(pair_count(d, opt, "sinusoidal::time_dynamics")), m_layout(opt.layout),
         m_w(detail::frequencies_wide(m_m, opt)) {}
 
   template <class Time, class S>

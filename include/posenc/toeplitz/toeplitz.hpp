@@ -261,7 +261,7 @@ template <std::floating_point T>
     for (std::uint64_t k = 0; k < N; ++k) {
       const std::uint64_t e = conv == prop1_convention::proposition ? ((j + 1) * k) % N : (j * (k + 1)) % N;
       T re, im;
-      fft::detail::root(N - e, N, re, im);  // exp(+2 pi i e / N) = w^e
+      fft::unit_root(N - e, N, re, im);  // exp(+2 pi i e / N) = w^e
       G(static_cast<Eigen::Index>(j), static_cast<Eigen::Index>(k)) = std::complex<T>(re * scale, im * scale);
     }
   return G;
@@ -315,7 +315,7 @@ class product_plan {
       const std::size_t h = m_p / 2;
       m_wr.resize(h + 1);
       m_wi.resize(h + 1);
-      for (std::size_t k = 0; k <= h; ++k) fft::detail::root(k, m_p, m_wr[k], m_wi[k]);
+      for (std::size_t k = 0; k <= h; ++k) fft::unit_root(k, m_p, m_wr[k], m_wi[k]);
       m_xr.assign(h + 1, real(0));
       m_xi.assign(h + 1, real(0));
     }
@@ -348,7 +348,7 @@ class product_plan {
         m_zi[j] = std::real(col(2 * j + 1));
       }
       m_fft.forward(m_zr.data(), m_zi.data());
-      fft::detail::split_half_spectrum(h, m_zr.data(), m_zi.data(), m_wr.data(), m_wi.data(), m_sr.data(),
+      fft::split_half_spectrum(h, m_zr.data(), m_zi.data(), m_wr.data(), m_wi.data(), m_sr.data(),
                                        m_si.data());
     } else {
       for (std::size_t t = 0; t < m_p; ++t) {
@@ -449,13 +449,13 @@ class product_plan {
       m_zi[j] = i1 < n ? static_cast<real>(get(static_cast<Eigen::Index>(i1))) : real(0);
     }
     m_fft.forward(m_zr.data(), m_zi.data());
-    fft::detail::split_half_spectrum(h, m_zr.data(), m_zi.data(), m_wr.data(), m_wi.data(), m_xr.data(), m_xi.data());
+    fft::split_half_spectrum(h, m_zr.data(), m_zi.data(), m_wr.data(), m_wi.data(), m_xr.data(), m_xi.data());
     for (std::size_t q = 0; q <= h; ++q) {
       const real ar = m_xr[q], ai = m_xi[q];
       m_xr[q] = ar * m_sr[q] - ai * m_si[q];
       m_xi[q] = ar * m_si[q] + ai * m_sr[q];
     }
-    fft::detail::merge_half_spectrum(h, m_xr.data(), m_xi.data(), m_wr.data(), m_wi.data(), m_zr.data(), m_zi.data());
+    fft::merge_half_spectrum(h, m_xr.data(), m_xi.data(), m_wr.data(), m_wi.data(), m_zr.data(), m_zi.data());
     m_fft.inverse(m_zr.data(), m_zi.data());
     for (std::size_t i = 0; i < m_rows; ++i) put(static_cast<Eigen::Index>(i), (i % 2 == 0) ? m_zr[i / 2] : m_zi[i / 2]);
   }

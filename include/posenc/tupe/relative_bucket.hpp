@@ -55,9 +55,8 @@ inline void validate(const bucket_spec& spec, std::string_view where) {
                   " (the exact range; num_buckets = ", spec.num_buckets, "), got ", spec.max_distance);
 }
 
-namespace detail {
-
-/// The bucket of relative position `rel` = j - i for a validated spec. Never evaluates log(0):
+/// The bucket of relative position `rel` = j - i for a spec that passed validate(spec) (not
+/// checked here: noexcept and POSENC_HD, for kernels on the host and the device). Never evaluates log(0):
 /// the logarithm is taken only when the distance is >= max_exact >= 1, and distances >=
 /// max_distance go straight to the last bucket (the clipped value of the log branch there).
 /// The log branch is evaluated in float32 step by step as the reference does on the CPU
@@ -85,13 +84,11 @@ namespace detail {
   return ret + large;
 }
 
-}  // namespace detail
-
 /// The T5 bucket of the relative position `relative_position` = j - i (key index minus query
 /// index). Throws posenc::invalid_argument for an unusable spec (see validate(bucket_spec)).
 [[nodiscard]] inline int relative_position_bucket(std::int64_t relative_position, const bucket_spec& spec = {}) {
   validate(spec, "tupe::relative_position_bucket");
-  return detail::bucket_unchecked(relative_position, spec);
+  return bucket_unchecked(relative_position, spec);
 }
 
 /// Buckets of every relative position of a length-n sequence: element k is the bucket of
@@ -103,7 +100,7 @@ namespace detail {
   posenc::detail::require(n >= 1, where, "n: expected a sequence length >= 1, got ", n);
   std::vector<int> out(static_cast<std::size_t>(2 * n - 1));
   for (Eigen::Index k = 0; k < 2 * n - 1; ++k)
-    out[static_cast<std::size_t>(k)] = detail::bucket_unchecked(static_cast<std::int64_t>(k - (n - 1)), spec);
+    out[static_cast<std::size_t>(k)] = bucket_unchecked(static_cast<std::int64_t>(k - (n - 1)), spec);
   return out;
 }
 

@@ -241,10 +241,10 @@ struct workspace {
   vector<T> toeplitz;  ///< 2n - 1 relative values of one head
 };
 
-namespace detail {
-
-/// Checks shapes and finiteness of everything the configuration reads for a length-n sequence
-/// (only the rows of `pos` that it uses).
+/// Checks shapes and finiteness of everything `cfg` reads for a length-n sequence: cfg itself
+/// (validate(cfg)), the rows of the position table `pos` that it uses, and the parameters `p`.
+/// Throws posenc::shape_error / non_finite_error / invalid_argument naming the argument; every
+/// message starts with `where`. The host and device positional_bias call it once at entry.
 template <class T>
 void validate_parameters(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos, Index n,
                          std::string_view where) {
@@ -282,6 +282,8 @@ void validate_parameters(const config& cfg, const parameters<T>& p, detail::pos_
     posenc::detail::require_finite(p.theta2, where, "theta2");
   }
 }
+
+namespace detail {
 
 /// LayerNorm of the first `rows` rows of pos into ws.xhat, ws.x, ws.rstd (biased variance,
 /// eps inside the square root, as torch.nn.LayerNorm). Two passes per row for accuracy.
@@ -387,7 +389,7 @@ void compute_bias(const config& cfg, const parameters<T>& p, detail::pos_ref<T> 
 template <class T>
 void positional_bias(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos, Index n, head_stack<T>& out,
                      workspace<T>& ws) {
-  detail::validate_parameters(cfg, p, pos, n, "tupe::positional_bias");
+  validate_parameters(cfg, p, pos, n, "tupe::positional_bias");
   detail::compute_bias(cfg, p, pos, n, out, ws);
 }
 
@@ -422,7 +424,7 @@ template <class T>
   const Index n = upstream.size();
   posenc::detail::require<shape_error>(upstream.heads() == cfg.heads, where, "upstream: expected ", cfg.heads,
                                " heads (config.heads), got ", upstream.heads());
-  detail::validate_parameters(cfg, p, pos, n, where);
+  validate_parameters(cfg, p, pos, n, where);
   posenc::detail::require_finite(upstream.flat(), where, "upstream");
 
   const Index H = cfg.heads, dh = cfg.head_dim(), d = cfg.d;
@@ -553,7 +555,7 @@ class positional_bias_cache {
     validate(cfg, where);
     posenc::detail::require<shape_error>(p.pos.rows() >= cfg.rows_needed(1), where, "pos: expected at least ",
                                          cfg.rows_needed(1), " rows, got ", p.pos.rows());
-    detail::validate_parameters(cfg, p, p.pos, p.pos.rows() - cfg.first_row(), where);  // every row
+    validate_parameters(cfg, p, p.pos, p.pos.rows() - cfg.first_row(), where);  // every row
   }
 
   config m_cfg;
