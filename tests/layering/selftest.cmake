@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: MIT
+# The layering check must fail on each kind of violation: build a small include tree with one
+# violation per rule, run check_layers.cmake on it, and require every expected diagnostic.
+#   cmake -DWORK_DIR=<scratch dir> -P tests/layering/selftest.cmake
+cmake_minimum_required(VERSION 3.24)
+set(root "${WORK_DIR}/layering_selftest")
+file(REMOVE_RECURSE "${root}")
+set(inc "${root}/include/posenc")
+file(WRITE "${inc}/core/error.hpp" "#pragma once\n#include <vector>\n")
+# 1. a folder including a folder above it
+file(WRITE "${inc}/ode/stepper.hpp" "#pragma once\n#include <posenc/core/error.hpp>\n#include <posenc/sinusoidal/sinusoidal.hpp>\n")
+# 2. a private header of another module; 5. another module's detail name
+file(WRITE "${inc}/io/detail/json.hpp" "#pragma once\nnamespace posenc::io::detail { inline int parse(const char*) { return 0; } }\n")
+file(WRITE "${inc}/sinusoidal/sinusoidal.hpp"
+     "#pragma once\n#include <Eigen/Core>\n#include <posenc/io/detail/json.hpp>\ninline int x = posenc::io::detail::parse(\"[;]\");\n// io::detail:: in a comment is fine\n")
+# 3. an adapter including another adapter; 4. a third-party header outside its place
+file(WRITE "${inc}/adapters/eigen.hpp" "#pragma once\n#include <Eigen/Core>\n")
+file(WRITE "${inc}/adapters/xtensor.hpp" "#pragma once\n#include <posenc/adapters/eigen.hpp>\n#include <xtensor/xarray.hpp>\n")
+file(WRITE "${inc}/tupe/tupe.hpp" "#pragma once\n#include <boost/numeric/odeint.hpp>\n#include <thrust/fill.h>\n#include <posenc/tupe/missing.hpp>\n")
+# an unknown folder
+file(WRITE "${inc}/misc/x.hpp" "#pragma once\n")
+execute_process(COMMAND "${CMAKE_COMMAND}" -DPOSENC_SOURCE_DIR=${root} -P "${CMAKE_CURRENT_LIST_DIR}/check_layers.cmake"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(all "${out}${err}")
+if(rc EQUAL 0)
+  message(FATAL_ERROR "check_layers.cmake passed a tree full of violations:\n${all}")
+endif()
+foreach(expect
+    "ode/stepper.hpp:3: ode/ includes <posenc/sinusoidal/sinusoidal.hpp>, but sinusoidal/ is not below ode/"
+    "sinusoidal/sinusoidal.hpp:3: includes the private header <posenc/io/detail/json.hpp> of io/"
+    "sinusoidal/sinusoidal.hpp:4: uses io::detail::"
+    "adapters/xtensor.hpp:2: an adapter includes another adapter"
+    "tupe/tupe.hpp:2: <boost/numeric/odeint.hpp> (boost) is allowed only in"
+    "tupe/tupe.hpp:3: <thrust/fill.h> (thrust) is allowed only in"
+    "tupe/tupe.hpp:4: includes <posenc/tupe/missing.hpp>, which does not exist"
+    "misc/x.hpp: folder 'misc' has no place in the layer order")
+  string(FIND "${all}" "${expect}" pos)
+  if(pos EQUAL -1)
+    message(FATAL_ERROR "check_layers.cmake did not report: ${expect}\nIt said:\n${all}")
+  endif()
+endforeach()
+foreach(clean "sinusoidal/sinusoidal.hpp:5" "adapters/xtensor.hpp:3" "sinusoidal/sinusoidal.hpp:2")
+  string(FIND "${all}" "${clean}" pos)
+  if(NOT pos EQUAL -1)
+    message(FATAL_ERROR "check_layers.cmake reported an allowed line (${clean}):\n${all}")
+  endif()
+endforeach()
+message(STATUS "layering self-test: every planted violation reported, no allowed line reported")
