@@ -124,8 +124,13 @@ POSENC_HD constexpr bool finite_hd(T v) noexcept {
 }
 
 /// out[i] = sum_n c[n] * x[n][i]: one pass, whatever N. Summed right to left,
-/// c0 x0 + (c1 x1 + (... + c_{N-1} x_{N-1})), the order of backend::serial's and backend::eigen's
-/// fold expressions, so every backend gives the same bits.
+/// c0 x0 + (c1 x1 + (... + c_{N-1} x_{N-1})), the order of backend::serial (scalars and ranges)
+/// and backend::eigen, so one stage sum gives the same bits on every backend when the compiler
+/// does not contract a * b + c into an FMA (tests/core/backend_order.test.cpp: a double, a
+/// std::vector<double>{1}, a std::array and an Eigen vector take bitwise the same steps;
+/// tests/thrust/ode.test.cpp: Thrust's CPP system against backend::serial). Contraction changes
+/// the last bit: nvcc contracts by default (--fmad=true), g++ does with -ffp-contract=fast on an
+/// FMA target (-march=haswell and later), so CUDA results agree to rounding, not to the bit.
 template <class T, std::size_t N>
 struct linear_combination_fn {
   T* out;

@@ -54,10 +54,13 @@ namespace backend {
 
 /// Plain loops on the host, for scalars and contiguous ranges of scalars.
 struct serial {
+  // Every linear_combination sums right to left, c0 x0 + (c1 x1 + (... + c_{N-1} x_{N-1})), as the
+  // contiguous overload's fold, backend::eigen and backend::thrust do: a scalar state and a
+  // one-element range take bitwise the same fixed steps (tests/core/concepts.test.cpp).
   template <std::floating_point T, std::size_t N>
   static constexpr void linear_combination(T& out, const std::array<T, N>& c, const std::array<const T*, N>& x) noexcept {
-    T acc = c[0] * *x[0];
-    for (std::size_t n = 1; n < N; ++n) acc += c[n] * *x[n];
+    T acc = c[N - 1] * *x[N - 1];
+    for (std::size_t n = N - 1; n-- > 0;) acc = c[n] * *x[n] + acc;
     out = acc;
   }
 
