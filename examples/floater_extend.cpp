@@ -6,32 +6,17 @@
 // then loads it and extends the encodings from the trained length (255) to L = 4096 positions,
 // integrating only the new intervals.
 //
-// Usage: floater_extend [d] [n_layers]   (defaults: 32 and 6 in optimised builds, 16 and 2 otherwise)
+// Usage: floater_extend [d] [n_layers]   (defaults: 16 and 2)
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 
 #include <posenc/floater.hpp>
 
-namespace {
-constexpr bool fast_build() {
-#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return false;
-#endif
-#endif
-  return true;
-#else
-  return false;
-#endif
-}
-}  // namespace
-
 int main(int argc, char** argv) {
   namespace fl = posenc::floater;
-  const std::size_t d = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : (fast_build() ? 32 : 16);
-  const std::size_t layers = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : (fast_build() ? 6 : 2);
+  const std::size_t d = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 16;
+  const std::size_t layers = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 2;
   try {
     {  // stand-in for the PyTorch export: random weights in the reference layout (small scale, as
        // a warm-started model: Xavier-scale random dynamics grow like e^(4t) up to t = 41)
