@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Toeplitz products in O(n log n): a bucketed relative-bias table (TUPE-R's b_{j-i}) applied to
-// values, a plain Toeplitz product with a reusable plan, and Proposition 1's B = G D G*.
-// Exits non-zero if a result disagrees with the dense computation.
+// Toeplitz products in O(n log n): a plain Toeplitz product with a reusable plan, and a bucketed
+// relative-bias table (TUPE-R's b_{j-i}) applied to values, one operator per head. Exits non-zero
+// if a result disagrees with the dense computation. (Proposition 1: examples/toeplitz_proposition1.cpp.)
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -25,11 +25,7 @@ int main() {
   plan.apply(X, Y);  // Y = B X, no allocation
   // [toeplitz-basic]
   if ((Y - B.dense() * X).norm() > 1e-12) ++failures;
-  std::printf("B =\n");
-  for (std::size_t i = 0; i < 5; ++i) {
-    for (std::size_t j = 0; j < 5; ++j) std::printf(" %4.0f", B(i, j));
-    std::printf("\n");
-  }
+  std::printf("B(0, 4) = %.0f, B(4, 0) = %.0f, (B X)(0, 0) = %.0f\n", B(0, 4), B(4, 0), Y(0, 0));
 
   // [toeplitz-relative-bias]
   // TUPE-R's per-head relative bias b^{(h)}_{j-i} = table(h, bucket(j - i)), as Toeplitz operators:
@@ -55,17 +51,6 @@ int main() {
                 ops[0].fft_size());
     if (err > 1e-12) ++failures;
   }
-
-  // [toeplitz-proposition1]
-  // Proposition 1: B = G D G* with G_jk = exp(i pi (j+1) k / n) / (2n) and D = 2n * eigenvalues of
-  // the eq. (12) circulant (the factor 2n is the normalisation the paper leaves implicit).
-  const auto G = tz::proposition1_G<double>(5);
-  const auto D = tz::proposition1_D(B);
-  const Eigen::MatrixXcd GDG = G * D.asDiagonal() * G.adjoint();
-  // [toeplitz-proposition1]
-  const double perr = (GDG - B.dense().cast<std::complex<double>>()).cwiseAbs().maxCoeff();
-  std::printf("Proposition 1: max |G D G* - B| = %.2e\n", perr);
-  if (perr > 1e-12) ++failures;
 
   if (failures != 0) std::printf("FAILED: %d checks\n", failures);
   return failures == 0 ? 0 : 1;
