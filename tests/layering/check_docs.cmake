@@ -8,6 +8,7 @@
 #   posenc/....hpp          the header exists under include/;
 #   examples|tests|bench|docs|scripts|packaging|cmake/<path>   the file exists;
 #   name.cpp / name.cu      (no folder) exists in examples/, or somewhere under tests/ or bench/;
+#   [text](path)            a local link target exists (relative to the page);
 #   \snippet F tag          F exists and contains the marker [tag];
 #   \image html E-F.png     examples/E.cpp exists (the docs build runs example E to draw it);
 #   BM_name                 a benchmark of that name is defined under bench/;
@@ -128,6 +129,17 @@ foreach(p IN LISTS pages)
       math(EXPR n_refs "${n_refs} + 1")
       if(NOT EXISTS "${src}/examples/${q}" AND NOT q IN_LIST known_bare)
         violation("${p}:${lineno}: ${q} is not in examples/ (nor under tests/ or bench/)")
+      endif()
+    endforeach()
+    # markdown links to local pages/files: [text](path) relative to the page
+    string(REGEX MATCHALL "<rbracket>\\(([^):# ]+)[)#]" links "${line}")
+    foreach(k IN LISTS links)
+      string(REGEX REPLACE "^<rbracket>\\(" "" k "${k}")
+      string(REGEX REPLACE "[)#]$" "" k "${k}")
+      get_filename_component(pdir "${src}/${p}" DIRECTORY)
+      math(EXPR n_refs "${n_refs} + 1")
+      if(NOT EXISTS "${pdir}/${k}")
+        violation("${p}:${lineno}: link target ${k} does not exist")
       endif()
     endforeach()
     # \snippet file tag

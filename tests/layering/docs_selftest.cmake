@@ -19,7 +19,8 @@ file(WRITE "${root}/docs/a.md"
      "<posenc/core/error.hpp> <posenc/core/missing.hpp> tests/none.test.cpp examples/short.cpp\n"
      "\\snippet examples/short.cpp tag\n\\snippet examples/short.cpp other\n"
      "\\image html short-x.png \"ok\"\n\\image html gone-x.png \"broken\"\n"
-     "(bench/ode.bench.cpp, BM_rk4) (bench/ode.bench.cpp, BM_missing)\n")
+     "(bench/ode.bench.cpp, BM_rk4) (bench/ode.bench.cpp, BM_missing)\n"
+     "[fine](a.md#x) [broken](sub/b.md) [web](https://example.org/x.md)\n")
 execute_process(COMMAND "${CMAKE_COMMAND}" -DPOSENC_SOURCE_DIR=${root} -P "${CMAKE_CURRENT_LIST_DIR}/check_docs.cmake"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(all "${out}${err}")
@@ -34,6 +35,7 @@ foreach(expect
     "docs/a.md:5: \\snippet examples/short.cpp other: the file has no [other] marker"
     "docs/a.md:7: picture drawn by examples/gone.cpp"
     "docs/a.md:8: benchmark BM_missing is not defined"
+    "docs/a.md:9: link target sub/b.md does not exist"
     "README.md:1: --target gone"
     "README.md:1: absent.cpp is not in examples/"
     "examples/long.cpp: 42 lines of code (limit 40")
@@ -42,7 +44,7 @@ foreach(expect
     message(FATAL_ERROR "check_docs.cmake did not report: ${expect}\nIt said:\n${all}")
   endif()
 endforeach()
-foreach(clean "page-a:" "shape_error" "error.hpp>" "[tag]" "short-x" "BM_rk4" "--target short" "examples/short.cpp:")
+foreach(clean "page-a:" "shape_error" "error.hpp>" "[tag]" "short-x" "BM_rk4" "--target short" "examples/short.cpp:" "a.md does not" "example.org")
   string(FIND "${all}" "${clean}" pos)
   if(NOT pos EQUAL -1)
     message(FATAL_ERROR "check_docs.cmake reported a valid reference (${clean}):\n${all}")
