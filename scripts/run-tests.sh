@@ -20,7 +20,8 @@ ctest --test-dir build/release -j "$jobs" --output-on-failure --timeout 600
 
 echo "==> [2/3] AddressSanitizer + UndefinedBehaviorSanitizer (clang++)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DPOSENC_SANITIZE=address,undefined -DPOSENC_CUDA_TESTS=OFF "${common[@]}"
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DPOSENC_SANITIZE=address,undefined -DPOSENC_CUDA_TESTS=OFF -DPOSENC_FUZZ=ON \
+  "${common[@]}"
 cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j "$jobs" --output-on-failure --timeout 900
