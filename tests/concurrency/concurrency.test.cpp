@@ -10,11 +10,15 @@
 
 #include <atomic>
 #include <complex>
+#include <filesystem>
+#include <string>
 #include <cstddef>
 #include <thread>
 #include <vector>
 
 #include <posenc/floater.hpp>
+#include <posenc/io/npy.hpp>
+#include <posenc/io/safetensors.hpp>
 #include <posenc/numeric/fft.hpp>
 #include <posenc/sinusoidal.hpp>
 #include <posenc/tupe.hpp>
@@ -137,6 +141,9 @@ TEST_CASE("shareable const: free functions and const reads of a shared FLOATER e
   fl::encoder<double> shared(m, p0);
   const auto serial = shared.tables(16);  // computed before the threads start: reads only below
   const auto sin_ref = posenc::sinusoidal::table<double>(64, 16);
+  const posenc::tupe::config cfg = tupe_config();
+  const auto tp = tupe_test::random_parameters<double>(cfg, 24, 9);  // shared const input
+  const auto bias_ref = posenc::tupe::positional_bias(cfg, tp, 12);
   const fl::encoder<double>& view = shared;
   std::atomic<int> mismatches{0};
   run_threads([&](std::size_t) {
@@ -150,6 +157,7 @@ TEST_CASE("shareable const: free functions and const reads of a shared FLOATER e
                 serial[n](static_cast<Eigen::Index>(i), j))
               ++mismatches;
       if (!(posenc::sinusoidal::table<double>(64, 16).array() == sin_ref.array()).all()) ++mismatches;
+      if (!same(posenc::tupe::positional_bias(cfg, tp, 12), bias_ref)) ++mismatches;
     }
   });
   CHECK(mismatches.load() == 0);
@@ -182,5 +190,32 @@ TEST_CASE("one per thread: FLOATER encoders and fft::real_plan used in parallel 
       plan.inverse(spec.data(), back.data());
     }
   });
+  CHECK(mismatches.load() == 0);
+}
+
+TEST_CASE("shareable const: one safetensors_file read by several threads; read_npy of one file") {
+  namespace pio = posenc::io;
+  std::vector<double> w(64);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.25 * static_cast<double>(i) - 3.0;
+  const std::vector<float> b{1.5f, -2.0f, 0.125f};
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("posenc_concurrency_" + std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())));
+  std::filesystem::create_directories(dir);
+  pio::write_safetensors(dir / "w.safetensors", {{"w", {8, 8}, w}, {"b", {3}, b}});
+  pio::write_npy(dir / "w.npy", w, {8, 8});
+  const auto from_file = pio::safetensors_file::open(dir / "w.safetensors");
+  const auto from_memory = pio::safetensors_file::from_bytes(pio::safetensors_bytes({{"w", {8, 8}, w}, {"b", {3}, b}}));
+  std::atomic<int> mismatches{0};
+  run_threads([&](std::size_t) {
+    for (int round = 0; round < 10; ++round) {
+      for (const auto* f : {&from_file, &from_memory}) {
+        if (f->get<double>("w").data != w) ++mismatches;
+        if (f->get<float>("b").data != b) ++mismatches;
+        if (f->info("w").shape != std::vector<std::size_t>{8, 8}) ++mismatches;
+      }
+      if (pio::read_npy<double>(dir / "w.npy").data != w) ++mismatches;
+    }
+  });
+  std::filesystem::remove_all(dir);
   CHECK(mismatches.load() == 0);
 }

@@ -11,6 +11,9 @@
 // implementation: offsets in range, tensors tiling the data section with no overlap, gap or
 // trailing bytes, byte length = element count * dtype size) before any tensor is read; every
 // problem is a posenc::io_error naming the file (or "<memory>"), the tensor and the problem.
+// Resource budget (docs/io.md): header parse linear in its size (n log n for duplicate keys).
+// Thread safety: safetensors_file is shareable const; the writers are free functions, safe on
+// distinct output files.
 #pragma once
 
 #include <algorithm>
@@ -110,6 +113,7 @@ inline constexpr std::size_t safetensors_max_array = 4096;  // longest JSON arra
 
 /// A safetensors file opened for reading: the header is parsed and validated on open; tensors are
 /// read (from the file, or from the in-memory copy) and converted on get().
+/// Thread safety: shareable const (get() on a file reopens it per call; docs/thread-safety.md).
 class safetensors_file {
  public:
   /// Open and validate a file. Tensor data is read later, by get().

@@ -60,6 +60,7 @@ enum class cls_reset {
 };
 
 /// Hyper-parameters of the positional term. Defaults: BERT-base TUPE-R as released.
+/// Thread safety: shareable const (a value type; docs/thread-safety.md).
 struct config {
   Index d = 768;                                          ///< model width (P has d columns)
   Index heads = 12;                                       ///< H; d must be divisible by H
@@ -95,6 +96,7 @@ inline void validate(const config& cfg, std::string_view where) {
 
 /// Learnable parameters, named and shaped as the reference module stores them
 /// (`TransformerSentenceEncoder`): nn.Linear weights are [out, in]; nn.Embedding is [rows, dim].
+/// Thread safety: shareable const (a value type; docs/thread-safety.md).
 template <class T>
 struct parameters {
   table<T> pos;                      ///< `pos.weight`: [max_len + 1, d] (reference reset) or [max_len, d]
@@ -187,6 +189,7 @@ void set_fused_projection(parameters<T>& p, detail::mat_ref<T> weight,
 /// h n^2 + i n + j, exactly the memory of a contiguous PyTorch tensor of shape [H, n, n]. One
 /// allocation, heads viewed in place as Eigen maps (no copies), and data() can be handed to other
 /// code as is.
+/// Thread safety: shareable const (a value type; docs/thread-safety.md).
 template <class T>
 class head_stack {
  public:
@@ -229,6 +232,7 @@ class head_stack {
 };
 
 /// Scratch buffers of the forward and backward passes; reuse one to avoid allocating per call.
+/// Thread safety: one per thread (docs/thread-safety.md).
 template <class T>
 struct workspace {
   table<T> xhat;  ///< (P - mean) * rstd, rows_needed(n) x d
