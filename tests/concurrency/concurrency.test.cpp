@@ -193,7 +193,7 @@ TEST_CASE("one per thread: FLOATER encoders and fft::real_plan used in parallel 
   CHECK(mismatches.load() == 0);
 }
 
-TEST_CASE("shareable const: one safetensors_file read by several threads; read_npy of one file") {
+TEST_CASE("shareable const: one safetensors_file read by several threads, and read_npy of one file") {
   namespace pio = posenc::io;
   std::vector<double> w(64);
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.25 * static_cast<double>(i) - 3.0;
