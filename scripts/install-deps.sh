@@ -14,7 +14,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# libclang-rt-dev: the ASan/UBSan runtime of clang, needed by the sanitizer test build.
+# libclang-rt-dev: the ASan/UBSan, TSan and libFuzzer runtimes of clang, needed by the sanitizer,
+# ThreadSanitizer and fuzz test builds.
 
 # Conan 2 (for the packaging.conan test) from PyPI. Debian's Python is "externally managed"
 # (PEP 668), so fall back to --break-system-packages there. Without network the test is skipped.

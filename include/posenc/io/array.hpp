@@ -18,6 +18,7 @@ namespace posenc::io {
 /// An n-dimensional array: `shape` (outermost first) and `data` in row-major (C) order, so the
 /// element at multi-index (i0, ..., i{n-1}) is data[((i0 * s1 + i1) * s2 + ...) + i{n-1}].
 /// A 0-d array (empty shape) holds exactly one element; a shape with a zero extent holds none.
+/// Thread safety: shareable const (a value type; docs/thread-safety.md).
 template <class T>
 struct array {
   std::vector<std::size_t> shape;

@@ -3,11 +3,15 @@
 // data into posenc::io::array<float|double>, write float/double arrays. Standard library only.
 //
 // Reading: both byte orders ('<' and '>', big-endian data is byte-swapped), C and Fortran order
-// (Fortran-order data is transposed into C order), 0-d and zero-size arrays. The header's length,
+// (Fortran-order data is transposed into C order in O(elements)), 0-d and zero-size arrays, rank
+// at most 64 (NumPy's limit). The header's length,
 // shape and the file size are checked against each other before anything is allocated; every
 // problem is a posenc::io_error naming the file (or "<memory>") and what is wrong.
 // Writing: little-endian '<f4' / '<f8', C order, format 1.0 (2.0 if the header would exceed
 // 65535 bytes), header padded with spaces to a multiple of 64 bytes and ended by '\n' as NumPy does.
+// Resource budget (docs/io.md): time and memory linear in the file's size.
+// Thread safety: free functions with no shared state; concurrent calls are safe on distinct
+// output files (reading one file from several threads is safe).
 #pragma once
 
 #include <bit>
@@ -41,6 +45,9 @@ struct npy_header {
 };
 
 namespace detail {
+
+/// Largest rank a .npy header may declare: NumPy 2's NPY_MAXDIMS (64; NumPy 1.x allowed 32).
+inline constexpr std::size_t npy_max_rank = 64;
 
 inline constexpr unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
@@ -141,6 +148,8 @@ class npy_dict_parser {
         ++m_i;
       }
       if (at('L') || at('l')) ++m_i;  // Python 2 long literal, as old NumPy wrote
+      if (shape.size() == npy_max_rank)
+        fail("'shape' has more than ", npy_max_rank, " dimensions (the limit of NumPy's NPY_MAXDIMS)");
       shape.push_back(v);
       skip_ws();
       if (at(',')) {
@@ -235,31 +244,40 @@ npy_header parse_npy_header(std::uint64_t total, Read&& read, std::string_view w
   return h;
 }
 
-/// Reorder Fortran-order (column-major) elements into C order.
+/// Reorder Fortran-order (column-major) elements into C order. Axes of extent 1 do not change
+/// the order and are dropped first, so the multi-index carries cost at most 2 steps per element
+/// (each remaining axis has extent >= 2): O(elements), whatever the rank. Returns the number of
+/// index steps taken (the work, checked by the tests).
 template <class T>
-void fortran_to_c(const std::vector<std::size_t>& shape, std::vector<T>& data) {
-  if (shape.size() < 2 || data.empty()) return;
-  const std::size_t r = shape.size();
+std::size_t fortran_to_c(const std::vector<std::size_t>& shape, std::vector<T>& data) {
+  std::vector<std::size_t> ext;
+  for (std::size_t e : shape)
+    if (e != 1) ext.push_back(e);
+  if (ext.size() < 2 || data.empty()) return 0;
+  const std::size_t r = ext.size();
   std::vector<std::size_t> fstride(r), idx(r, 0);
   std::size_t s = 1;
   for (std::size_t k = 0; k < r; ++k) {
     fstride[k] = s;
-    s *= shape[k];
+    s *= ext[k];
   }
   std::vector<T> out(data.size());
-  std::size_t f = 0;  // Fortran offset of the current C-order multi-index
+  std::size_t f = 0;      // Fortran offset of the current C-order multi-index
+  std::size_t steps = 0;  // axis visits of the index increments
   for (std::size_t c = 0; c < out.size(); ++c) {
     out[c] = data[f];
     for (std::size_t k = r; k-- > 0;) {  // increment the C-order multi-index, last axis fastest
-      if (++idx[k] < shape[k]) {
+      ++steps;
+      if (++idx[k] < ext[k]) {
         f += fstride[k];
         break;
       }
-      f -= fstride[k] * (shape[k] - 1);
+      f -= fstride[k] * (ext[k] - 1);
       idx[k] = 0;
     }
   }
   data.swap(out);
+  return steps;
 }
 
 template <Element T>
@@ -311,6 +329,9 @@ std::vector<std::byte> npy_preamble(std::span<const std::size_t> shape) {
 
 template <Element T>
 void check_write_args(std::span<const T> data, std::span<const std::size_t> shape, std::string_view where) {
+  if (shape.size() > npy_max_rank)
+    posenc::detail::fail<shape_error>(where, "shape has ", shape.size(), " dimensions, the .npy limit is ", npy_max_rank,
+                                      " (NumPy's NPY_MAXDIMS)");
   const auto count = element_count(std::vector<std::size_t>(shape.begin(), shape.end()));
   if (!count || *count != data.size())
     posenc::detail::fail<shape_error>(where, "data has ", data.size(), " elements but shape ",

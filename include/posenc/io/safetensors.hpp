@@ -11,6 +11,9 @@
 // implementation: offsets in range, tensors tiling the data section with no overlap, gap or
 // trailing bytes, byte length = element count * dtype size) before any tensor is read; every
 // problem is a posenc::io_error naming the file (or "<memory>"), the tensor and the problem.
+// Resource budget (docs/io.md): header parse linear in its size (n log n for duplicate keys).
+// Thread safety: safetensors_file is shareable const; the writers are free functions, safe on
+// distinct output files.
 #pragma once
 
 #include <algorithm>
@@ -110,6 +113,7 @@ inline constexpr std::size_t safetensors_max_array = 4096;  // longest JSON arra
 
 /// A safetensors file opened for reading: the header is parsed and validated on open; tensors are
 /// read (from the file, or from the in-memory copy) and converted on get().
+/// Thread safety: shareable const (get() on a file reopens it per call; docs/thread-safety.md).
 class safetensors_file {
  public:
   /// Open and validate a file. Tensor data is read later, by get().
@@ -152,6 +156,16 @@ class safetensors_file {
   /// Length of the JSON header (N) and the absolute offset of the data section (8 + N).
   [[nodiscard]] std::uint64_t header_size() const noexcept { return m_header_size; }
   [[nodiscard]] std::uint64_t data_offset() const noexcept { return 8 + m_header_size; }
+
+  /// The work the header cost to parse (the reader's resource budget, see docs/io.md): JSON
+  /// nodes (values and keys), bytes the parsed JSON document held, and key comparisons made by
+  /// the duplicate-key checks. The document is released once the header is validated.
+  struct header_cost {
+    std::size_t json_nodes = 0;
+    std::size_t json_bytes = 0;
+    std::uint64_t key_comparisons = 0;
+  };
+  [[nodiscard]] header_cost parse_cost() const noexcept { return {m_json_nodes, m_json_bytes, m_json_key_comparisons}; }
 
   /// A tensor's dtype, shape and byte range; io_error if there is no tensor of that name.
   [[nodiscard]] const tensor_info& info(std::string_view name) const {
@@ -274,43 +288,43 @@ class safetensors_file {
     read(8, text.data(), text.size());
     if (text[0] != '{')
       detail::io_fail(where, src, "bad safetensors header: the JSON header must start with '{'");
-    const detail::json::value root = detail::json::parse(text, [&](std::size_t off, std::string_view msg) {
+    const detail::json::document doc = detail::json::parse(text, [&](std::size_t off, std::string_view msg) {
       detail::io_fail(where, src, "bad JSON in the safetensors header at offset ", off, ": ", msg);
     }, detail::safetensors_max_array);
+    const detail::json::value root = doc.root();
     if (!root.is_object()) detail::io_fail(where, src, "bad safetensors header: the JSON header is not an object");
     const std::uint64_t data_size = total - 8 - n;
-    for (std::size_t i = 0; i < root.keys.size(); ++i) {
-      const std::string& name = root.keys[i];
-      const detail::json::value& v = root.items[i];
+    m_tensors.reserve(root.size());
+    root.for_each_member([&](std::string_view name, const detail::json::value& v) {
       if (name == "__metadata__") {
         if (!v.is_object()) detail::io_fail(where, src, "\"__metadata__\" must be an object of strings");
-        for (std::size_t j = 0; j < v.keys.size(); ++j) {
-          if (!v.items[j].is_string())
-            detail::io_fail(where, src, "\"__metadata__\" entry '", v.keys[j], "' is not a string");
-          m_metadata.emplace(v.keys[j], v.items[j].text);
-        }
-        continue;
+        v.for_each_member([&](std::string_view key, const detail::json::value& item) {
+          if (!item.is_string()) detail::io_fail(where, src, "\"__metadata__\" entry '", key, "' is not a string");
+          m_metadata.emplace(std::string(key), std::string(item.text()));
+        });
+        return;
       }
       auto bad = [&](const auto&... parts) { detail::io_fail(where, src, "tensor '", name, "': ", parts...); };
       if (!v.is_object()) bad("the header entry is not an object");
       tensor_info t;
-      t.name = name;
-      const auto* dt = v.find("dtype");
+      t.name = std::string(name);
+      const auto dt = v.find("dtype");
       if (!dt || !dt->is_string()) bad("missing or non-string \"dtype\"");
-      if (!detail::safetensors_dtype_from_name(dt->text, t.type))
-        bad("unsupported dtype \"", dt->text, "\" (supported: F16, BF16, F32, F64, I8..I64, U8..U64, BOOL)");
-      const auto* sh = v.find("shape");
+      if (!detail::safetensors_dtype_from_name(dt->text(), t.type))
+        bad("unsupported dtype \"", dt->text(), "\" (supported: F16, BF16, F32, F64, I8..I64, U8..U64, BOOL)");
+      const auto sh = v.find("shape");
       if (!sh || !sh->is_array()) bad("missing \"shape\" array");
-      for (const auto& e : sh->items) {
+      t.shape.reserve(sh->size());
+      sh->for_each_item([&](const detail::json::value& e) {
         const auto x = e.as_u64();
-        if (!x) bad("\"shape\" must hold non-negative integers, got ", e.is_number() ? e.text : std::string("a non-number"));
+        if (!x) bad("\"shape\" must hold non-negative integers, got ", e.is_number() ? e.text() : std::string_view("a non-number"));
         if (*x > static_cast<std::uint64_t>(static_cast<std::size_t>(-1))) bad("\"shape\" extent ", *x, " too large");
         t.shape.push_back(static_cast<std::size_t>(*x));
-      }
-      const auto* off = v.find("data_offsets");
-      if (!off || !off->is_array() || off->items.size() != 2)
+      });
+      const auto off = v.find("data_offsets");
+      if (!off || !off->is_array() || off->size() != 2)
         bad("\"data_offsets\" must be an array of two integers");
-      const auto b = off->items[0].as_u64(), e = off->items[1].as_u64();
+      const auto b = off->item(0).as_u64(), e = off->item(1).as_u64();
       if (!b || !e) bad("\"data_offsets\" must be non-negative integers");
       if (*b > *e) bad("\"data_offsets\" [", *b, ", ", *e, "] has begin > end");
       if (*e > data_size)
@@ -326,7 +340,10 @@ class safetensors_file {
         bad("shape ", shape_string(t.shape), " of ", safetensors_dtype_name(t.type), " needs ", *count * w,
             " bytes, \"data_offsets\" [", t.begin, ", ", t.end, "] span ", t.end - t.begin);
       m_tensors.push_back(std::move(t));
-    }
+    });
+    m_json_nodes = doc.nodes();
+    m_json_bytes = doc.memory_bytes();
+    m_json_key_comparisons = doc.key_comparisons();
     // The tensors must tile the data section: sorted by offset, each starts where the previous ended.
     std::vector<const tensor_info*> order;
     order.reserve(m_tensors.size());
@@ -357,6 +374,9 @@ class safetensors_file {
   std::uint64_t m_header_size = 0;
   std::vector<tensor_info> m_tensors;
   safetensors_metadata m_metadata;
+  std::size_t m_json_nodes = 0;
+  std::size_t m_json_bytes = 0;
+  std::uint64_t m_json_key_comparisons = 0;
 };
 
 namespace detail {

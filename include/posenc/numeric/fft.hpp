@@ -248,6 +248,7 @@ inline void stage_generic(unsigned R, std::size_t n, std::size_t ns, const T* ir
 
 /// A complex FFT of one size n >= 1. It owns its twiddles and work buffers, so transforms do
 /// not allocate; a plan is therefore not safe to use from two threads at once (use one per thread).
+/// Thread safety: one per thread (docs/thread-safety.md).
 template <std::floating_point T>
 class plan {
  public:
@@ -546,6 +547,7 @@ class plan {
 /// Real-input transform of size n >= 1: forward maps n reals to the n/2+1 non-redundant bins,
 /// inverse maps n/2+1 bins (Hermitian spectrum) to n reals, unnormalised (inverse(forward(x)) = n x).
 /// Even n runs a complex transform of size n/2; odd n a complex transform of size n.
+/// Thread safety: one per thread (forward/inverse write the plan's buffers; docs/thread-safety.md).
 template <std::floating_point T>
 class real_plan {
  public:

@@ -67,6 +67,7 @@ constexpr auto error_weights() {
 }  // namespace detail
 
 /// The generic explicit Runge-Kutta stepper: scheme x state x backend.
+/// Thread safety: one per thread (step() writes the stage workspace; docs/thread-safety.md).
 template <ExplicitScheme Scheme, StateSpace State, class Backend = default_backend_t<State>>
   requires BackendFor<Backend, State>
 class explicit_rk {

@@ -17,6 +17,7 @@ namespace posenc::rotary {
 
 /// inv_freq[k] for k = 0 .. rotary_dim/2 - 1, in long double (the phase position * inv_freq[k] is
 /// formed in long double and reduced exactly: posenc/numeric/phase.hpp).
+/// Thread safety: shareable const (a value type; docs/thread-safety.md).
 struct frequencies {
   std::vector<numeric::wide> inv_freq;
   double attention_factor = 1.0;

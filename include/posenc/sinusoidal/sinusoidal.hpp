@@ -441,6 +441,7 @@ void require_state(const S& p, const S& dp, std::size_t d, std::string_view wher
 /// The autonomous linear dynamics p' = A p whose exact flow is M(phi): started from
 /// p(0) = PE(first_position) (interleaved, first 0: (0, 1, 0, 1, ...)) it generates the table.
 /// The state is an Eigen d-vector or a batch (rows = independent states, d columns).
+/// Thread safety: shareable const (operator() is const; docs/thread-safety.md).
 template <class T = double>
   requires std::floating_point<T>
 class linear_dynamics {
@@ -489,6 +490,7 @@ class linear_dynamics {
 /// The time-dependent dynamics of eq. 9 (corrected): h(tau) = d PE / d tau, with
 /// d/dtau sin(w tau) = w cos(w tau) and d/dtau cos(w tau) = -w sin(w tau). It does not depend on
 /// p; every row of a batch state gets the same h(tau). Started from PE(tau_0) it gives PE(tau).
+/// Thread safety: shareable const (operator() is const; docs/thread-safety.md).
 template <class T = double>
   requires std::floating_point<T>
 class time_dynamics {

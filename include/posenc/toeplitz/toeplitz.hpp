@@ -63,6 +63,7 @@ using coeff_vector = Eigen::Matrix<S, Eigen::Dynamic, 1>;
 /// coefficients ordered by offset: coefficients()[d + (m-1)] = b_d for d = -(m-1) .. n-1, i.e.
 /// [b_{-(m-1)}, ..., b_{-1}, b_0, b_1, ..., b_{n-1}]. Row i is the contiguous slice starting at
 /// m-1-i; the first column is (b_0, b_{-1}, ..., b_{-(m-1)}), the first row (b_0, ..., b_{n-1}).
+/// Thread safety: shareable const (a value type; docs/thread-safety.md).
 template <scalar S>
 class toeplitz_matrix {
  public:
@@ -160,6 +161,7 @@ class toeplitz_matrix {
 /// An N x N circulant C_jk = c_{(j-k) mod N}, stored as its first column c. Eigenvector k is
 /// f_k = (exp(+2 pi i j k / N))_j with eigenvalue lambda_k = sum_j c_j exp(-2 pi i j k / N)
 /// (the forward DFT of the first column), so C = F diag(lambda) F^{-1}, F_jk = exp(2 pi i j k / N).
+/// Thread safety: shareable const (a value type; docs/thread-safety.md).
 template <scalar S>
 class circulant_matrix {
  public:
@@ -294,7 +296,7 @@ template <scalar S>
 /// P >= m+n-1). The plan owns the spectrum of B (scaled by 1/P) and all buffers: apply() does not
 /// allocate when Y already has the shape m x k. Real B with even P takes the real-input path
 /// (half-length complex FFT; a complex X runs it on its real and imaginary parts); complex B or odd P
-/// run a complex FFT of size P (real B and real X with odd P pair two columns into one complex vector). Not thread-safe: use one plan per thread.
+/// run a complex FFT of size P (real B and real X with odd P pair two columns into one complex vector). Thread safety: one per thread (docs/thread-safety.md).
 template <scalar S>
 class product_plan {
  public:

@@ -9,6 +9,7 @@
 // and the gradients of a scalar loss with respect to every parameter of the positional term.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -59,6 +60,7 @@ enum class cls_reset {
 };
 
 /// Hyper-parameters of the positional term. Defaults: BERT-base TUPE-R as released.
+/// Thread safety: shareable const (a value type; docs/thread-safety.md).
 struct config {
   Index d = 768;                                          ///< model width (P has d columns)
   Index heads = 12;                                       ///< H; d must be divisible by H
@@ -94,6 +96,7 @@ inline void validate(const config& cfg, std::string_view where) {
 
 /// Learnable parameters, named and shaped as the reference module stores them
 /// (`TransformerSentenceEncoder`): nn.Linear weights are [out, in]; nn.Embedding is [rows, dim].
+/// Thread safety: shareable const (a value type; docs/thread-safety.md).
 template <class T>
 struct parameters {
   table<T> pos;                      ///< `pos.weight`: [max_len + 1, d] (reference reset) or [max_len, d]
@@ -186,6 +189,7 @@ void set_fused_projection(parameters<T>& p, detail::mat_ref<T> weight,
 /// h n^2 + i n + j, exactly the memory of a contiguous PyTorch tensor of shape [H, n, n]. One
 /// allocation, heads viewed in place as Eigen maps (no copies), and data() can be handed to other
 /// code as is.
+/// Thread safety: shareable const (a value type; docs/thread-safety.md).
 template <class T>
 class head_stack {
  public:
@@ -228,6 +232,7 @@ class head_stack {
 };
 
 /// Scratch buffers of the forward and backward passes; reuse one to avoid allocating per call.
+/// Thread safety: one per thread (docs/thread-safety.md).
 template <class T>
 struct workspace {
   table<T> xhat;  ///< (P - mean) * rstd, rows_needed(n) x d
@@ -511,44 +516,52 @@ template <class T>
 // ---------------------------------------------------------------------------------------------
 /// The positional term computed once per sequence length and shared by every layer: get(n)
 /// computes it on the first request for n and afterwards returns the same object. References
-/// stay valid until clear() or set_parameters(). get() is safe to call from several threads.
+/// stay valid until clear() or set_parameters().
+/// Thread safety: shareable. get(), max_length(), computations(), clear() and set_parameters()
+/// may be called from several threads at once (one mutex; the counter and the length are
+/// atomic); a reference from get() or params() must not be used across a concurrent clear() or
+/// set_parameters(), which invalidate it.
 template <class T>
 class positional_bias_cache {
  public:
   /// Validates cfg and params (all rows of params.pos) once.
   positional_bias_cache(const config& cfg, parameters<T> params) : m_cfg(cfg), m_params(std::move(params)) {
     validate_table(m_cfg, m_params, "tupe::positional_bias_cache");
+    m_max_length.store(m_params.pos.rows() - m_cfg.first_row(), std::memory_order_relaxed);
   }
 
   /// The [H, n, n] positional term for length n; throws if n < 1 or n > max_length().
   [[nodiscard]] const head_stack<T>& get(Index n) {
-    posenc::detail::require(n >= 1 && n <= max_length(), "tupe::positional_bias_cache::get", "n: expected 1 <= n <= ",
-                    max_length(), " (rows of pos", m_cfg.cls == cls_reset::reference ? " minus one" : "", "), got ", n);
-    std::lock_guard<std::mutex> lock(m_mutex);
+    std::lock_guard<std::mutex> lock(m_mutex);  // before reading the parameters set_parameters replaces
+    const Index max_len = m_params.pos.rows() - m_cfg.first_row();
+    posenc::detail::require(n >= 1 && n <= max_len, "tupe::positional_bias_cache::get", "n: expected 1 <= n <= ",
+                    max_len, " (rows of pos", m_cfg.cls == cls_reset::reference ? " minus one" : "", "), got ", n);
     auto it = m_cache.find(n);
     if (it != m_cache.end()) return *it->second;
     auto entry = std::make_unique<head_stack<T>>();
     detail::compute_bias(m_cfg, m_params, m_params.pos, n, *entry, m_ws);
-    ++m_computations;
+    m_computations.fetch_add(1, std::memory_order_relaxed);
     return *m_cache.emplace(n, std::move(entry)).first->second;
   }
   /// Longest sequence the table supports.
-  [[nodiscard]] Index max_length() const noexcept { return m_params.pos.rows() - m_cfg.first_row(); }
+  [[nodiscard]] Index max_length() const noexcept { return m_max_length.load(std::memory_order_relaxed); }
   /// Replaces the parameters (validated) and drops every cached term.
   void set_parameters(parameters<T> params) {
     validate_table(m_cfg, params, "tupe::positional_bias_cache::set_parameters");
     std::lock_guard<std::mutex> lock(m_mutex);
     m_params = std::move(params);
     m_cache.clear();
+    m_max_length.store(m_params.pos.rows() - m_cfg.first_row(), std::memory_order_relaxed);
   }
   void clear() {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_cache.clear();
   }
   [[nodiscard]] const config& cfg() const noexcept { return m_cfg; }
+  /// The parameters; the reference is invalidated by a concurrent set_parameters().
   [[nodiscard]] const parameters<T>& params() const noexcept { return m_params; }
   /// How many times a term was computed (each length once until clear()).
-  [[nodiscard]] std::size_t computations() const noexcept { return m_computations; }
+  [[nodiscard]] std::size_t computations() const noexcept { return m_computations.load(std::memory_order_relaxed); }
 
  private:
   static void validate_table(const config& cfg, const parameters<T>& p, std::string_view where) {
@@ -562,7 +575,8 @@ class positional_bias_cache {
   parameters<T> m_params;
   std::map<Index, std::unique_ptr<head_stack<T>>> m_cache;
   workspace<T> m_ws;
-  std::size_t m_computations = 0;
+  std::atomic<std::size_t> m_computations{0};
+  std::atomic<Index> m_max_length{0};
   std::mutex m_mutex;
 };
 

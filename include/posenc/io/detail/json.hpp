@@ -4,11 +4,21 @@
 // read exactly (64-bit, overflow-checked); strings are validated UTF-8 with escapes decoded;
 // nesting depth is bounded so hostile input cannot exhaust the stack. Errors are reported
 // through a callback that must not return (it throws posenc::io_error).
+//
+// Resource budget (the input is untrusted): the parsed document is one flat array of 12-byte
+// nodes in document order (a container records where its subtree ends) plus one buffer holding
+// the decoded text of strings that contain escapes; everything else points into the input. Every
+// node consumes at least two input bytes (a value and its separator, or a key's two quotes), so
+// nodes <= bytes/2 + 1 and the document holds at most 6 bytes per input byte (12 counting the
+// vectors' growth). Duplicate keys are found by sorting each object's keys: O(m log m) key
+// comparisons for m members, counted in key_comparisons() so tests can check the bound.
+// Thread safety: a document is an immutable value once parsed (shareable const); a parser is
+// used by one thread.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,28 +27,82 @@
 
 namespace posenc::io::detail::json {
 
-struct value {
-  enum class kind : std::uint8_t { null, boolean, number, string, array, object };
+enum class kind : std::uint8_t { null, boolean, number, string, array, object };
+
+/// One node of a parsed document. Scalars: [a, a + n) is their text (in the input, or in the
+/// document's decoded-text buffer when `decoded`). Containers: a is one past the last node of the
+/// subtree and n the number of items (arrays) or members (objects; each member is a key node, a
+/// string, followed by its value's subtree).
+struct node {
+  std::uint32_t a = 0;
+  std::uint32_t n = 0;
   kind type = kind::null;
-  bool b = false;
-  std::string text;           ///< string contents (decoded) or the number's literal text
-  std::vector<value> items;        ///< array elements, or object member values (in file order)
-  std::vector<std::string> keys;   ///< object member names: keys[i] names items[i]
+  bool b = false;        ///< a boolean's value
+  bool decoded = false;  ///< a string's text is in the decoded-text buffer
+};
 
-  [[nodiscard]] bool is_object() const noexcept { return type == kind::object; }
-  [[nodiscard]] bool is_array() const noexcept { return type == kind::array; }
-  [[nodiscard]] bool is_string() const noexcept { return type == kind::string; }
-  [[nodiscard]] bool is_number() const noexcept { return type == kind::number; }
+class document;
 
-  /// The member named key, or nullptr.
-  [[nodiscard]] const value* find(std::string_view key) const noexcept;
+/// A read-only handle to one value of a document (valid while the document and its input live).
+class value {
+ public:
+  value(const document* d, std::uint32_t i) noexcept : m_doc(d), m_i(i) {}
+
+  [[nodiscard]] kind type() const noexcept;
+  [[nodiscard]] bool is_object() const noexcept { return type() == kind::object; }
+  [[nodiscard]] bool is_array() const noexcept { return type() == kind::array; }
+  [[nodiscard]] bool is_string() const noexcept { return type() == kind::string; }
+  [[nodiscard]] bool is_number() const noexcept { return type() == kind::number; }
+  [[nodiscard]] bool boolean() const noexcept;
+  /// A string's decoded contents or a number's literal text (empty for other kinds).
+  [[nodiscard]] std::string_view text() const noexcept;
+  /// Items of an array, members of an object, 0 otherwise.
+  [[nodiscard]] std::size_t size() const noexcept;
+
+  /// Calls f(item) for each array item, in order.
+  template <class F>
+  void for_each_item(F&& f) const {
+    if (!is_array()) return;
+    std::uint32_t j = m_i + 1;
+    for (std::size_t k = 0; k < size(); ++k) {
+      const value v(m_doc, j);
+      f(v);
+      j = v.next();
+    }
+  }
+  /// Calls f(key, value) for each object member, in file order.
+  template <class F>
+  void for_each_member(F&& f) const {
+    if (!is_object()) return;
+    std::uint32_t j = m_i + 1;
+    for (std::size_t k = 0; k < size(); ++k) {
+      const value key(m_doc, j), v(m_doc, j + 1);
+      f(key.text(), v);
+      j = v.next();
+    }
+  }
+  /// The k-th array item (k < size()).
+  [[nodiscard]] value item(std::size_t k) const noexcept {
+    std::uint32_t j = m_i + 1;
+    for (std::size_t q = 0; q < k; ++q) j = value(m_doc, j).next();
+    return {m_doc, j};
+  }
+  /// The member named key, or nullopt.
+  [[nodiscard]] std::optional<value> find(std::string_view key) const {
+    std::optional<value> out;
+    for_each_member([&](std::string_view k, value v) {
+      if (!out && k == key) out = v;
+    });
+    return out;
+  }
 
   /// The number as a non-negative 64-bit integer; nullopt if not a number, not an integer
   /// literal (fraction, exponent, sign) or too large.
   [[nodiscard]] std::optional<std::uint64_t> as_u64() const noexcept {
-    if (type != kind::number || text.empty()) return std::nullopt;
+    const std::string_view t = text();
+    if (type() != kind::number || t.empty()) return std::nullopt;
     std::uint64_t v = 0;
-    for (char c : text) {
+    for (char c : t) {
       if (c < '0' || c > '9') return std::nullopt;
       const auto d = static_cast<std::uint64_t>(c - '0');
       if (v > (UINT64_MAX - d) / 10) return std::nullopt;
@@ -46,12 +110,56 @@ struct value {
     }
     return v;
   }
+
+  /// Index of the node after this value's subtree (where the next sibling starts).
+  [[nodiscard]] std::uint32_t next() const noexcept;
+
+ private:
+  const document* m_doc;
+  std::uint32_t m_i;
 };
 
-inline const value* value::find(std::string_view key) const noexcept {
-  for (std::size_t i = 0; i < keys.size(); ++i)
-    if (keys[i] == key) return &items[i];
-  return nullptr;
+/// A parsed JSON text: flat nodes pointing into the input (which must outlive the document).
+class document {
+ public:
+  [[nodiscard]] value root() const noexcept { return {this, 0}; }
+  /// Number of nodes (values and object keys).
+  [[nodiscard]] std::size_t nodes() const noexcept { return m_nodes.size(); }
+  /// Bytes the document holds (node array and decoded-text buffer, by capacity).
+  [[nodiscard]] std::size_t memory_bytes() const noexcept {
+    return m_nodes.capacity() * sizeof(node) + m_text.capacity();
+  }
+  /// Key comparisons made by the duplicate-key checks (O(m log m) per object of m members).
+  [[nodiscard]] std::uint64_t key_comparisons() const noexcept { return m_key_comparisons; }
+
+ private:
+  friend class value;
+  template <class Fail>
+  friend class parser;
+
+  [[nodiscard]] std::string_view text_of(const node& x) const noexcept {
+    return x.decoded ? std::string_view(m_text).substr(x.a, x.n) : m_src.substr(x.a, x.n);
+  }
+
+  std::string_view m_src;
+  std::vector<node> m_nodes;
+  std::string m_text;
+  std::uint64_t m_key_comparisons = 0;
+};
+
+inline kind value::type() const noexcept { return m_doc->m_nodes[m_i].type; }
+inline bool value::boolean() const noexcept { return m_doc->m_nodes[m_i].b; }
+inline std::string_view value::text() const noexcept {
+  const node& x = m_doc->m_nodes[m_i];
+  return (x.type == kind::string || x.type == kind::number) ? m_doc->text_of(x) : std::string_view();
+}
+inline std::size_t value::size() const noexcept {
+  const node& x = m_doc->m_nodes[m_i];
+  return (x.type == kind::array || x.type == kind::object) ? x.n : 0;
+}
+inline std::uint32_t value::next() const noexcept {
+  const node& x = m_doc->m_nodes[m_i];
+  return (x.type == kind::array || x.type == kind::object) ? x.a : m_i + 1;
 }
 
 /// Parse `in` as one JSON value surrounded by optional whitespace. `fail(offset, message)` is
@@ -61,17 +169,18 @@ class parser {
  public:
   static constexpr int max_depth = 64;
 
-  /// max_array_items bounds every array's length (the DOM costs ~90 bytes per value, so this
-  /// caps how much a short text like "[0,0,0,...]" can make the parser allocate).
+  /// max_array_items bounds every array's length.
   parser(std::string_view in, Fail fail, std::size_t max_array_items = static_cast<std::size_t>(-1))
       : m_s(in), m_fail(std::move(fail)), m_max_items(max_array_items) {}
 
-  value parse() {
+  document parse() {
+    if (m_s.size() >= UINT32_MAX) error("JSON text of 4 GiB or more");
+    m_doc.m_src = m_s;
     skip_ws();
-    value v = parse_value(0);
+    parse_value(0);
     skip_ws();
     if (m_i != m_s.size()) error("unexpected characters after the JSON value");
-    return v;
+    return std::move(m_doc);
   }
 
  private:
@@ -88,82 +197,121 @@ class parser {
     if (peek() != c || eof()) error(msg);
     ++m_i;
   }
+  std::uint32_t push(kind t) {
+    const auto at = static_cast<std::uint32_t>(m_doc.m_nodes.size());
+    node x;
+    x.type = t;
+    m_doc.m_nodes.push_back(x);
+    return at;
+  }
+  [[nodiscard]] std::uint32_t here() const noexcept { return static_cast<std::uint32_t>(m_i); }
 
-  value parse_value(int depth) {
+  /// Sort the keys of the object at node `obj` (m members) and report the first duplicate.
+  void check_duplicate_keys(std::uint32_t obj, std::uint32_t m) {
+    if (m < 2) return;
+    std::vector<std::string_view> keys;
+    keys.reserve(m);
+    std::uint32_t j = obj + 1;
+    for (std::uint32_t k = 0; k < m; ++k) {
+      keys.push_back(m_doc.text_of(m_doc.m_nodes[j]));
+      j = value(&m_doc, j + 1).next();
+    }
+    std::uint64_t& count = m_doc.m_key_comparisons;
+    std::sort(keys.begin(), keys.end(), [&count](std::string_view x, std::string_view y) {
+      ++count;
+      return x < y;
+    });
+    for (std::size_t k = 1; k < keys.size(); ++k) {
+      ++count;
+      if (keys[k - 1] == keys[k]) error("duplicate key \"" + std::string(keys[k]) + "\" in a JSON object");
+    }
+  }
+
+  void parse_value(int depth) {
     if (depth >= max_depth) error("JSON nested too deeply");
     if (eof()) error("unexpected end of JSON");
     const char c = m_s[m_i];
-    value v;
     if (c == '{') {
-      v.type = value::kind::object;
+      const std::uint32_t at = push(kind::object);
       ++m_i;
       skip_ws();
+      std::uint32_t members = 0;
       if (peek() == '}' && !eof()) {
         ++m_i;
-        return v;
-      }
-      for (;;) {
-        skip_ws();
-        if (peek() != '"' || eof()) error("expected a string key in a JSON object");
-        std::string key = parse_string();
-        for (const auto& k : v.keys)
-          if (k == key) error("duplicate key \"" + key + "\" in a JSON object");
-        skip_ws();
-        expect(':', "expected ':' after a JSON object key");
-        skip_ws();
-        value item = parse_value(depth + 1);
-        v.keys.push_back(std::move(key));
-        v.items.push_back(std::move(item));
-        skip_ws();
-        if (peek() == ',' && !eof()) {
-          ++m_i;
-          continue;
+      } else {
+        for (;;) {
+          skip_ws();
+          if (peek() != '"' || eof()) error("expected a string key in a JSON object");
+          parse_string();
+          skip_ws();
+          expect(':', "expected ':' after a JSON object key");
+          skip_ws();
+          parse_value(depth + 1);
+          ++members;
+          skip_ws();
+          if (peek() == ',' && !eof()) {
+            ++m_i;
+            continue;
+          }
+          expect('}', "expected ',' or '}' in a JSON object");
+          break;
         }
-        expect('}', "expected ',' or '}' in a JSON object");
-        return v;
       }
+      m_doc.m_nodes[at].a = static_cast<std::uint32_t>(m_doc.m_nodes.size());
+      m_doc.m_nodes[at].n = members;
+      check_duplicate_keys(at, members);
+      return;
     }
     if (c == '[') {
-      v.type = value::kind::array;
+      const std::uint32_t at = push(kind::array);
       ++m_i;
       skip_ws();
+      std::size_t items = 0;
       if (peek() == ']' && !eof()) {
         ++m_i;
-        return v;
-      }
-      for (;;) {
-        skip_ws();
-        if (v.items.size() == m_max_items) error("JSON array longer than the limit of " + std::to_string(m_max_items) + " items");
-        v.items.push_back(parse_value(depth + 1));
-        skip_ws();
-        if (peek() == ',' && !eof()) {
-          ++m_i;
-          continue;
+      } else {
+        for (;;) {
+          skip_ws();
+          if (items == m_max_items) error("JSON array longer than the limit of " + std::to_string(m_max_items) + " items");
+          parse_value(depth + 1);
+          ++items;
+          skip_ws();
+          if (peek() == ',' && !eof()) {
+            ++m_i;
+            continue;
+          }
+          expect(']', "expected ',' or ']' in a JSON array");
+          break;
         }
-        expect(']', "expected ',' or ']' in a JSON array");
-        return v;
       }
+      m_doc.m_nodes[at].a = static_cast<std::uint32_t>(m_doc.m_nodes.size());
+      m_doc.m_nodes[at].n = static_cast<std::uint32_t>(items);
+      return;
     }
     if (c == '"') {
-      v.type = value::kind::string;
-      v.text = parse_string();
-      return v;
+      parse_string();
+      return;
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
-      v.type = value::kind::number;
-      v.text = parse_number();
-      return v;
+      const std::uint32_t at = push(kind::number);
+      const std::uint32_t start = here();
+      parse_number();
+      m_doc.m_nodes[at].a = start;
+      m_doc.m_nodes[at].n = here() - start;
+      return;
     }
     if (literal("true")) {
-      v.type = value::kind::boolean;
-      v.b = true;
-      return v;
+      m_doc.m_nodes[push(kind::boolean)].b = true;
+      return;
     }
     if (literal("false")) {
-      v.type = value::kind::boolean;
-      return v;
+      push(kind::boolean);
+      return;
     }
-    if (literal("null")) return v;
+    if (literal("null")) {
+      push(kind::null);
+      return;
+    }
     error("invalid JSON value");
   }
 
@@ -173,8 +321,7 @@ class parser {
     return true;
   }
 
-  std::string parse_number() {
-    const std::size_t start = m_i;
+  void parse_number() {
     auto digits = [&] {
       const std::size_t s = m_i;
       while (!eof() && m_s[m_i] >= '0' && m_s[m_i] <= '9') ++m_i;
@@ -192,7 +339,6 @@ class parser {
       if (!eof() && (peek() == '+' || peek() == '-')) ++m_i;
       if (digits() == 0) error("invalid JSON number: no digits in the exponent");
     }
-    return std::string(m_s.substr(start, m_i - start));
   }
 
   unsigned hex4() {
@@ -250,18 +396,38 @@ class parser {
     return 0;
   }
 
-  std::string parse_string() {
+  /// Parse a string at m_i (opening quote) into a new string node. A string without escapes
+  /// points into the input; one with escapes is decoded into the document's text buffer.
+  void parse_string() {
+    const std::uint32_t at = push(kind::string);
     ++m_i;  // opening quote
-    std::string out;
+    const std::uint32_t start = here();
+    bool escaped = false;
+    std::size_t dstart = 0;
+    std::string& out = m_doc.m_text;
     for (;;) {
       if (eof()) error("unterminated JSON string");
       const char c = m_s[m_i];
       if (c == '"') {
+        node& x = m_doc.m_nodes[at];
+        if (escaped) {
+          x.decoded = true;
+          x.a = static_cast<std::uint32_t>(dstart);
+          x.n = static_cast<std::uint32_t>(out.size() - dstart);
+        } else {
+          x.a = start;
+          x.n = here() - start;
+        }
         ++m_i;
-        return out;
+        return;
       }
       if (static_cast<unsigned char>(c) < 0x20) error("control character inside a JSON string");
       if (c == '\\') {
+        if (!escaped) {  // switch to decoding: copy what was read so far
+          escaped = true;
+          dstart = out.size();
+          out.append(m_s.substr(start, m_i - start));
+        }
         ++m_i;
         if (eof()) error("unterminated escape in a JSON string");
         const char e = m_s[m_i++];
@@ -294,7 +460,7 @@ class parser {
       }
       const std::size_t n = utf8_length();
       if (n == 0) error("invalid UTF-8 in a JSON string");
-      out.append(m_s.substr(m_i, n));
+      if (escaped) out.append(m_s.substr(m_i, n));
       m_i += n;
     }
   }
@@ -303,11 +469,12 @@ class parser {
   std::size_t m_i = 0;
   Fail m_fail;
   std::size_t m_max_items;
+  document m_doc;
 };
 
-/// Parse text; fail(offset, message) must throw.
+/// Parse text (which must outlive the returned document); fail(offset, message) must throw.
 template <class Fail>
-[[nodiscard]] value parse(std::string_view text, Fail fail, std::size_t max_array_items = static_cast<std::size_t>(-1)) {
+[[nodiscard]] document parse(std::string_view text, Fail fail, std::size_t max_array_items = static_cast<std::size_t>(-1)) {
   return parser<Fail>(text, std::move(fail), max_array_items).parse();
 }
 
