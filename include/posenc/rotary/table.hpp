@@ -11,8 +11,8 @@
 //  - Eigen::half / Eigen::bfloat16: the float value above rounded to the half type (<= 0.5 ulp
 //    of the half type + the float rounding); math in double.
 //  - double / long double: every entry evaluated directly (a few ulp).
-// Integer-position float/half tables run at a few times a memory fill: each run of B rows shares
-// one exactly evaluated anchor row, rows a + b = anchor * offset(b) by angle addition in double.
+// Integer-position float/half tables come from small exact phase tables by angle addition in
+// double, each entry's float rounding certified by a rigorous error bound (bench/rotary_table).
 #pragma once
 
 #include <Eigen/Core>
@@ -94,59 +94,99 @@ inline void duplicate_row(T* row, std::size_t m, table_layout lay) {
   if (lay == table_layout::duplicated) std::copy(row, row + m, row + m);
 }
 
-/// The fast narrow-type fill of rows [first, first + count): see the header comment.
+/// rows x m table of (sin, cos)(r * step * w_k) in double: rows 0 and 2^j evaluated exactly
+/// (numeric::sincos_angle), row r = row(r - 2^j) * row(2^j) (2^j the highest bit of r): at most
+/// log2(rows) rounded complex products from exact values (absolute error < 2^-48 for rows <= 64).
+inline void doubling_rows(std::size_t rows, std::uint64_t step, const frequencies& f, std::vector<double>& s,
+                          std::vector<double>& c) {
+  const std::size_t m = f.inv_freq.size();
+  s.assign(rows * m, 0.0);
+  c.assign(rows * m, 1.0);
+  for (std::size_t p = 1; p < rows; p *= 2) {
+    double* ps = &s[p * m];
+    double* pc = &c[p * m];
+    for (std::size_t k = 0; k < m; ++k)
+      numeric::sincos_angle(static_cast<numeric::wide>(p * step) * f.inv_freq[k], ps[k], pc[k]);
+    for (std::size_t r = p + 1; r < std::min(rows, 2 * p); ++r)
+      for (std::size_t k = 0; k < m; ++k) {
+        const double as = s[(r - p) * m + k], ac = c[(r - p) * m + k];
+        s[r * m + k] = as * pc[k] + ac * ps[k];
+        c[r * m + k] = ac * pc[k] - as * ps[k];
+      }
+  }
+}
+
+/// The fast narrow-type fill of rows [first, first + count). Rows come in runs of B = 64 from an
+/// anchor a: entry (a + b, k) = anchor(a) * offset(b) by angle addition in double, where
+/// offset(b) = e^{i b w} (doubling table, B rows), anchor(a) = T2[e] * T1[c] with T1 the doubling
+/// table of steps B (C rows) and T2 exact at first + e B C. Every such value is within a rigorous
+/// absolute bound E of the sine/cosine of the long double phase (p * w): the products' and
+/// tables' roundings (< 2^-46, taken as 2^-44), the phase roundings |p w - sum of the parts' long
+/// double phases| <= 8 * 2^-64 p w (taken as 2^-58 (a + B) w), and the reductions' 2^-62 each.
+/// The float rounding of v is taken when float(v - E) == float(v + E), which proves it is the
+/// rounding of the reference; otherwise (rare) the entry is evaluated directly.
 template <class T>
 void fill_narrow(const frequencies& f, std::uint64_t first, std::size_t count, T* cos, T* sin, std::size_t stride,
                  table_layout lay) {
   using W = numeric::wide;
   const std::size_t m = f.inv_freq.size();
-  constexpr std::size_t B = 64;  // rows per anchor
-  const double af = f.attention_factor;
-  // offsets e^{i b w_k}, b < B, exact (double)
-  std::vector<double> os(B * m), oc(B * m);
-  for (std::size_t b = 0; b < B; ++b)
+  if (count == 0) return;
+  constexpr std::size_t B = 64;
+  const std::size_t anchors = (count + B - 1) / B;
+  std::size_t C = 1;
+  while (C < 64 && C * C < anchors) ++C;  // T1 rows ~ sqrt(anchors), at most 64 (doubling error bound)
+  const std::size_t E = (anchors + C - 1) / C;
+  std::vector<double> s0, c0, s1, c1, s2(E * m), c2(E * m);
+  doubling_rows(B, 1, f, s0, c0);
+  doubling_rows(C, B, f, s1, c1);
+  for (std::size_t e = 0; e < E; ++e)
     for (std::size_t k = 0; k < m; ++k)
-      numeric::sincos_angle(static_cast<W>(b) * f.inv_freq[k], os[b * m + k], oc[b * m + k]);
-  std::vector<double> as(m), ac(m), eph(m), vs(m), vc(m), es(m), ec(m);
-  // Error bound of one angle-added entry v = x1 +- x2 (x1, x2 products of exact-phase doubles),
-  // against the sine/cosine of the long double phase p * w: the inputs' relative 2^-53 and the
-  // products' and sum's roundings (<= 2^-50 (|x1| + |x2|); 2^-48 with margin), the reduction error of
-  // the two phases (<= 2^-60 each, with margin 2^-57), and |p w - (a w + b w)| <= 3 * 2^-64 * p w
-  // from the long double phase roundings (bounded by 2^-61 (a + B) w).
-  constexpr double rel = 0x1p-48, phase_rel = 0x1p-61, floor_abs = 0x1p-57, out_rel = 0x1p-52;
-  for (std::size_t r0 = 0; r0 < count; r0 += B) {
-    const std::uint64_t a = first + r0;
-    for (std::size_t k = 0; k < m; ++k) {
-      numeric::sincos_angle(static_cast<W>(a) * f.inv_freq[k], as[k], ac[k]);
-      eph[k] = static_cast<double>((static_cast<W>(a) + B) * f.inv_freq[k]) * phase_rel + floor_abs;
+      numeric::sincos_angle(static_cast<W>(first + e * B * C) * f.inv_freq[k], s2[e * m + k], c2[e * m + k]);
+  const double af = f.attention_factor;
+  constexpr double abs_err = 0x1p-44, phase_rel = 0x1p-58, out_rel = 0x1p-52;
+  std::vector<double> as(m), ac(m), err(m);
+  for (std::size_t q = 0; q < anchors; ++q) {
+    const std::size_t e = q / C, cc = q % C;
+    const std::uint64_t a = first + q * B;
+    {
+      const double* __restrict ps2 = &s2[e * m];
+      const double* __restrict pc2 = &c2[e * m];
+      const double* __restrict ps1 = &s1[cc * m];
+      const double* __restrict pc1 = &c1[cc * m];
+      for (std::size_t k = 0; k < m; ++k) {
+        as[k] = (ps2[k] * pc1[k] + pc2[k] * ps1[k]) * af;
+        ac[k] = (pc2[k] * pc1[k] - ps2[k] * ps1[k]) * af;
+        err[k] = (abs_err + static_cast<double>(static_cast<W>(a + B) * f.inv_freq[k]) * phase_rel) * af +
+                 af * out_rel;
+      }
     }
-    const std::size_t nb = std::min(B, count - r0);
+    const std::size_t nb = std::min(B, count - q * B);
     for (std::size_t b = 0; b < nb; ++b) {
-      const double* __restrict sb = &os[b * m];
-      const double* __restrict cb = &oc[b * m];
-      T* __restrict cr = cos + (r0 + b) * stride;
-      T* __restrict sr = sin + (r0 + b) * stride;
+      const double* __restrict sb = &s0[b * m];
+      const double* __restrict cb = &c0[b * m];
+      const double* __restrict pas = as.data();
+      const double* __restrict pac = ac.data();
+      const double* __restrict pe = err.data();
+      T* __restrict cr = cos + (q * B + b) * stride;
+      T* __restrict sr = sin + (q * B + b) * stride;
       int undecided = 0;
       for (std::size_t k = 0; k < m; ++k) {
-        const double s1 = as[k] * cb[k], s2 = ac[k] * sb[k], c1 = ac[k] * cb[k], c2 = as[k] * sb[k];
-        const double s = (s1 + s2) * af, c = (c1 - c2) * af;
-        const double e_s = ((std::abs(s1) + std::abs(s2)) * rel + eph[k]) * af + std::abs(s) * out_rel;
-        const double e_c = ((std::abs(c1) + std::abs(c2)) * rel + eph[k]) * af + std::abs(c) * out_rel;
-        const float fs = static_cast<float>(s), fc = static_cast<float>(c);
-        undecided += static_cast<int>(static_cast<float>(s - e_s) != static_cast<float>(s + e_s)) +
-                     static_cast<int>(static_cast<float>(c - e_c) != static_cast<float>(c + e_c));
-        sr[k] = static_cast<T>(fs);
-        cr[k] = static_cast<T>(fc);
+        const double s = pas[k] * cb[k] + pac[k] * sb[k];
+        const double c = pac[k] * cb[k] - pas[k] * sb[k];
+        // float(s - E) == float(s + E) implies both equal float(s) (rounding is monotone)
+        const float sl = static_cast<float>(s - pe[k]), sh = static_cast<float>(s + pe[k]);
+        const float cl = static_cast<float>(c - pe[k]), ch = static_cast<float>(c + pe[k]);
+        undecided |= static_cast<int>(sl != sh) | static_cast<int>(cl != ch);
+        sr[k] = static_cast<T>(sl);
+        cr[k] = static_cast<T>(cl);
       }
-      if (undecided != 0) {  // rare: the value lies within its error bound of a float rounding boundary
+      if (undecided != 0) {  // rare: a value lies within its error bound of a float rounding boundary
         const W p = static_cast<W>(a + b);
         for (std::size_t k = 0; k < m; ++k) {
-          const double s1 = as[k] * cb[k], s2 = ac[k] * sb[k], c1 = ac[k] * cb[k], c2 = as[k] * sb[k];
-          const double s = (s1 + s2) * af, c = (c1 - c2) * af;
-          const double e_s = ((std::abs(s1) + std::abs(s2)) * rel + eph[k]) * af + std::abs(s) * out_rel;
-          const double e_c = ((std::abs(c1) + std::abs(c2)) * rel + eph[k]) * af + std::abs(c) * out_rel;
-          if (static_cast<float>(s - e_s) != static_cast<float>(s + e_s) ||
-              static_cast<float>(c - e_c) != static_cast<float>(c + e_c))
+          const double s = pas[k] * cb[k] + pac[k] * sb[k];
+          const double c = pac[k] * cb[k] - pas[k] * sb[k];
+          if (static_cast<float>(s - pe[k]) != static_cast<float>(s + pe[k]) ||
+              static_cast<float>(c - pe[k]) != static_cast<float>(c + pe[k]))
             direct_entry(p * f.inv_freq[k], static_cast<long double>(af), sr[k], cr[k]);
         }
       }
