@@ -69,9 +69,9 @@ struct rope_config {
   std::size_t original_max_position_embeddings = 0;
   double factor = 1.0;                         ///< linear, ntk, dynamic, yarn, llama3 (> 0); longrope without original_max
   double beta_fast = 32.0, beta_slow = 1.0;    ///< yarn ramp (rotations; beta_fast > beta_slow > 0)
-  std::optional<double> attention_factor;      ///< yarn, longrope: overrides the derived factor (> 0)
-  std::optional<double> mscale, mscale_all_dim;  ///< yarn (DeepSeek-V2/V3 configs): attention factor ratio
-  std::vector<double> short_factor, long_factor; ///< longrope: rotary_dim / 2 positive values each
+  std::optional<double> attention_factor{};    ///< yarn, longrope: overrides the derived factor (> 0)
+  std::optional<double> mscale{}, mscale_all_dim{};  ///< yarn (DeepSeek-V2/V3 configs): attention factor ratio
+  std::vector<double> short_factor{}, long_factor{}; ///< longrope: rotary_dim / 2 positive values each
   longrope_rule longrope_switch = longrope_rule::init_function;
   double low_freq_factor = 1.0, high_freq_factor = 4.0;  ///< llama3 (0 < low < high)
 };
