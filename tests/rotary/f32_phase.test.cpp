@@ -53,7 +53,9 @@ TEST_CASE("f32-phase error table (docs/extrapolation.md)") {
   const std::uint64_t ns[4] = {4096, 32768, 131072, 1048576};
   constexpr std::size_t window = 4096;
   std::string out = "| rule | 4K | 32K | 128K | 1M | posenc f32, all N |\n|---|---|---|---|---|---|\n";
-  for (const auto& [name, cfg] : rules()) {
+  for (const auto& rule : rules()) {
+    const std::string name = rule.name;
+    const pr::rope_config& cfg = rule.cfg;
     out += "| " + name + " |";
     ld posenc_worst = 0;
     ld f32_at[4] = {};

@@ -126,7 +126,9 @@ TEST_CASE("dynamic NTK equals default up to max_position_embeddings and rescales
 TEST_CASE("YaRN: the ramp against its transcription, its endpoints, the attention factor") {
   // Qwen2-7B with factor 4 (theta 1e6, d = 128, L = 32768) and a Llama-2-like (theta 1e4, L = 4096).
   struct cs { double theta; std::size_t L; double s; };
-  for (auto [theta, L, s] : {cs{1e6, 32768, 4.0}, cs{1e4, 4096, 16.0}, cs{1e4, 4096, 1.5}}) {
+  for (const cs& z : {cs{1e6, 32768, 4.0}, cs{1e4, 4096, 16.0}, cs{1e4, 4096, 1.5}}) {
+    const double theta = z.theta, s = z.s;
+    const std::size_t L = z.L;
     auto c = base_config(pr::rope_type::yarn, 128, theta);
     c.max_position_embeddings = L;
     c.factor = s;
