@@ -228,3 +228,22 @@ TEST_CASE("bad table input is a named error") {
                        posenc::invalid_argument);
   CHECK_THROWS_AS(pr::fill_table<float>(f, 0, 2, nullptr, s.data(), 4), posenc::invalid_argument);
 }
+
+TEST_CASE("entries at a float rounding boundary take the direct path and stay within the bound") {
+  // inv_freq chosen so that cos(p w) lands within ~1e-19 of the midpoint between two floats: the
+  // fast path's error bound cannot decide the rounding there, so the entry is evaluated directly.
+  // Either neighbour is then within 0.5 ulp + 2^-39 ulp of the reference: the bound must hold.
+  for (float base : {0.7f, -0.3f, 0.9999f, 1e-3f}) {
+    const long double mid = (static_cast<long double>(base) + std::nextafter(base, 2.0f)) / 2;
+    for (std::uint64_t p : {std::uint64_t{1000}, std::uint64_t{1} << 23}) {
+      pr::frequencies f;
+      f.inv_freq = {std::acos(mid) / static_cast<long double>(p), 0.5L};
+      const auto t = pr::table<float>(f, p - 70, 140);  // row 70 is position p
+      const ld ref = std::cos(static_cast<ld>(p) * f.inv_freq[0]);
+      INFO("base ", base, " p ", p, " ref - mid = ", static_cast<double>(ref - mid));
+      CHECK(std::abs(ref - mid) < 1e-9L * ulp_of<float>(ref));  // the construction did hit the midpoint
+      CHECK(std::abs(t.cos(70, 0) - ref) <= (0.5L + std::ldexp(1.0L, -20)) * ulp_of<float>(ref));
+      CHECK(compare(f, p - 70, t).ulps <= 0.5L + std::ldexp(1.0L, -20));
+    }
+  }
+}
