@@ -75,6 +75,12 @@ TEST_CASE("vicuna-7b-v1.5-16k linear and internlm2.5 dynamic") {
   CHECK(dyn.rope.factor == 2.0);
   CHECK(dyn.rope.theta == 1e6);
   CHECK(dyn.rope.max_position_embeddings == 32768);
+  // static NTK (posenc's extension name "ntk") and LongRoPE's legacy "su"
+  const auto ntk = pr::load_config(R"({"head_dim": 128, "rope_scaling": {"rope_type": "ntk", "factor": 4.0}})");
+  CHECK(ntk.rope.type == pr::rope_type::ntk);
+  CHECK(ntk.rope.factor == 4.0);
+  CHECK(pr::load_config(R"({"head_dim": 4, "max_position_embeddings": 64, "rope_scaling": {"type": "su", "factor": 2,
+                           "short_factor": [1, 1], "long_factor": [2, 2]}})").rope.type == pr::rope_type::longrope);
 }
 
 TEST_CASE("head_dim, partial_rotary_factor, no rope_scaling, ALiBi flags") {
