@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Umbrella header of the rotary family (posenc::rotary): rotary position embeddings (RoPE),
-// their cos/sin tables and their application to query/key rows.
+// their context-extension rules, config.json loading, cos/sin tables and their application to
+// query/key rows.
 #pragma once
 
 #include <posenc/rotary/rotary.hpp>  // IWYU pragma: export
 #include <posenc/rotary/frequencies.hpp>
+#include <posenc/rotary/scaling.hpp>  // IWYU pragma: export
+#include <posenc/rotary/table.hpp>    // IWYU pragma: export
+#include <posenc/rotary/config.hpp>   // IWYU pragma: export

@@ -3,6 +3,7 @@
 // double reference; the large-position accuracy bound; the fill/table_at variants; bad input.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -282,4 +283,45 @@ TEST_CASE("every table length agrees with the per-entry path (block and table-en
         CHECK((ps::table<double>(L, d, o) - r).cwiseAbs().maxCoeff() < 1e-14);
         CHECK((ps::table<float>(L, d, o).cast<double>() - r).cwiseAbs().maxCoeff() < 2e-7);
       }
+}
+
+TEST_CASE("float tables are correctly rounded from the exact phase, inside [-1, 1], PE(0) = (0, 1)") {
+  // Reference: sinl/cosl of x * w_k formed in long double from the library's own long double
+  // frequencies (the exact-phase value). Bound: 0.5 ulp + 2^-20 ulp of each entry (the float
+  // rounding decided by an error bound; undecided entries are evaluated directly: <= 2^-28 ulp).
+  const auto ulp = [](long double v) {
+    int e = 0;
+    (void)std::frexp(std::abs(v), &e);
+    return std::ldexp(1.0L, std::max(e, -125) - 24);
+  };
+  long double worst = 0;
+  for (auto lay : {ps::layout::interleaved, ps::layout::half})
+    for (double first : {0.0, 1000.5, 16777216.0 - 600})
+      for (std::size_t d : {64u, 130u, 1024u}) {
+        ps::options o;
+        o.layout = lay;
+        o.first_position = first;
+        o.position_step = first == 1000.5 ? 0.25 : 1.0;
+        const auto t = ps::table<float>(600, d, o);
+        const auto w = ps::frequencies<long double>(d, o);
+        for (Eigen::Index i = 0; i < t.rows(); ++i) {
+          const long double x = static_cast<long double>(first) + static_cast<long double>(i) * o.position_step;
+          for (std::size_t k = 0; k < d / 2; ++k) {
+            const auto [js, jc] = ps::detail::columns(k, d / 2, lay);
+            const long double th = x * w[static_cast<Eigen::Index>(k)];
+            const long double rs = std::sin(th), rc = std::cos(th);
+            const long double es = std::abs(t(i, static_cast<Eigen::Index>(js)) - rs) / ulp(rs);
+            const long double ec = std::abs(t(i, static_cast<Eigen::Index>(jc)) - rc) / ulp(rc);
+            worst = std::max({worst, es, ec});
+          }
+        }
+        CHECK((t.array().abs() <= 1.0f).all());
+      }
+  MESSAGE("float sinusoidal table: max ", static_cast<double>(worst), " ulp");
+  CHECK(worst <= 0.5L + std::ldexp(1.0L, -20));
+  const auto t0 = ps::table<float>(1, 512);
+  for (Eigen::Index j = 0; j < 512; j += 2) {
+    CHECK(t0(0, j) == 0.0f);
+    CHECK(t0(0, j + 1) == 1.0f);  // was 1.00000012 with the products taken in float
+  }
 }

@@ -8,9 +8,10 @@
 // Accuracy: every entry is the product of at most three unit complex numbers e^{i x w}, each of
 // which is computed from an angle formed in long double and reduced modulo 2 pi with a three-part
 // Cody-Waite constant; the outer product is taken in double (long double for long double tables),
-// the inner one in the table's type. No error accumulates along positions: a float table is
-// within ~1.5e-7 of the exact value at every position (measured 1.2e-7 up to 2^20), a double
-// table within a few ulp + |x w| 2^-63 (the 64-bit frequency's own precision).
+// the inner one in the table's type (float tables: in double, each entry's float rounding
+// certified by an error bound). No error accumulates along positions: a float table is the
+// correctly rounded exact-phase value at every position (tests/sinusoidal/table.test.cpp), a
+// double table within a few ulp + |x w| 2^-63 (the 64-bit frequency's own precision).
 #pragma once
 
 #include <Eigen/Core>
@@ -176,6 +177,124 @@ inline void write_row(T* __restrict out, const W* __restrict s, const W* __restr
 template <class T>
 using work_t = numeric::work_t<T>;
 
+/// Float tables: the products of fill_unchecked taken in double and each entry's float rounding
+/// certified. Every double value v is within E = 2^-44 + 2^-58 (|x_anchor| + |first| + B |step|) w
+/// of sin/cos of the long double phase x w (the doubling tables' and products' roundings stay
+/// below 2^-46; the long double phase roundings of x = anchor + b step below 2^-60 |x| w); when
+/// float(v - E) == float(v + E) that float is the rounding of the exact-phase value, otherwise
+/// (rare) the entry is evaluated directly. So a float table is correctly rounded (<= 0.5 ulp +
+/// the 2^-28 ulp of a direct double evaluation), never outside [-1, 1], and PE(0)'s cosine is 1.
+/// One float row from double (sin, cos) values with error bound pe: stores float(v - E) and
+/// returns nonzero when float(v - E) != float(v + E) for some entry (then that rounding is undecided).
+template <bool Inter>
+inline int certified_row(float* __restrict out, const double* __restrict vs, const double* __restrict vc,
+                         const double* __restrict pe, std::size_t m) {
+  int undecided = 0;
+  for (std::size_t k = 0; k < m; ++k) {
+    const float sl = static_cast<float>(vs[k] - pe[k]), sh = static_cast<float>(vs[k] + pe[k]);
+    const float cl = static_cast<float>(vc[k] - pe[k]), ch = static_cast<float>(vc[k] + pe[k]);
+    undecided |= static_cast<int>(sl != sh) | static_cast<int>(cl != ch);
+    out[Inter ? 2 * k : k] = sl;
+    out[Inter ? 2 * k + 1 : m + k] = cl;
+  }
+  return undecided;
+}
+
+/// Rows a + b and a - b (sin(a +- b) = sa cb +- ca sb, cos(a +- b) = ca cb -+ sa sb) from
+/// double anchor and offset, the four products shared, each entry stored as certified_row does.
+template <bool Inter>
+inline int certified_row_pair(float* __restrict plus, float* __restrict minus, const double* __restrict as,
+                              const double* __restrict ac, const double* __restrict bs, const double* __restrict bc,
+                              const double* __restrict pe, std::size_t m) {
+  int undecided = 0;
+  for (std::size_t k = 0; k < m; ++k) {
+    const double p1 = as[k] * bc[k], p2 = ac[k] * bs[k], p3 = ac[k] * bc[k], p4 = as[k] * bs[k];
+    const double e = pe[k];
+    const float psl = static_cast<float>(p1 + p2 - e), psh = static_cast<float>(p1 + p2 + e);
+    const float pcl = static_cast<float>(p3 - p4 - e), pch = static_cast<float>(p3 - p4 + e);
+    const float msl = static_cast<float>(p1 - p2 - e), msh = static_cast<float>(p1 - p2 + e);
+    const float mcl = static_cast<float>(p3 + p4 - e), mch = static_cast<float>(p3 + p4 + e);
+    undecided |= static_cast<int>(psl != psh) | static_cast<int>(pcl != pch) | static_cast<int>(msl != msh) |
+                 static_cast<int>(mcl != mch);
+    plus[Inter ? 2 * k : k] = psl;
+    plus[Inter ? 2 * k + 1 : m + k] = pcl;
+    minus[Inter ? 2 * k : k] = msl;
+    minus[Inter ? 2 * k + 1 : m + k] = mcl;
+  }
+  return undecided;
+}
+
+inline void fill_float_certified(float* data, std::size_t length, std::size_t d, std::size_t stride,
+                                 const options& opt, const std::vector<wide>& w, std::size_t B, std::size_t C,
+                                 const phase_table<double>& t0, const phase_table<double>& t1,
+                                 const phase_table<double>& t2) {
+  const std::size_t m = d / 2;
+  const bool pad = d % 2 != 0;
+  const bool inter = opt.layout == layout::interleaved;
+  const std::size_t block = 2 * B;
+  const wide step = opt.position_step, first = opt.first_position;
+  const std::size_t anchors = (length + block - 1) / block;
+  parallel_chunks(anchors, opt.threads, [&](std::size_t q0, std::size_t q1) {
+    std::vector<double> as(m), ac(m), err(m);
+    std::vector<float> scratch(d);
+    // The undecided entries of row r = anchor +- offset (rare: a value within its bound of a float
+    // rounding boundary) are evaluated directly: sin/cos of the long double phase, rounded once.
+    const auto fix = [&](std::size_t r, float* out, const double* bs, const double* bc, double sign) {
+      const wide x = first + static_cast<wide>(r) * step;
+      for (std::size_t k = 0; k < m; ++k) {
+        const double vs = as[k] * bc[k] + sign * (ac[k] * bs[k]), vc = ac[k] * bc[k] - sign * (as[k] * bs[k]);
+        const double e = err[k];
+        if (static_cast<float>(vs - e) == static_cast<float>(vs + e) &&
+            static_cast<float>(vc - e) == static_cast<float>(vc + e))
+          continue;
+        double sd, cd;
+        sincos_angle(x * w[k], sd, cd);
+        out[inter ? 2 * k : k] = static_cast<float>(sd);
+        out[inter ? 2 * k + 1 : m + k] = static_cast<float>(cd);
+      }
+    };
+    for (std::size_t q = q0; q < q1; ++q) {
+      const std::size_t e = q / C, c = q % C;
+      const double* __restrict s2 = &t2.s[e * m];
+      const double* __restrict c2 = &t2.c[e * m];
+      const double* __restrict s1 = &t1.s[c * m];
+      const double* __restrict c1 = &t1.c[c * m];
+      const std::size_t mid = q * block + B;  // rows mid - B .. mid + B - 1
+      const wide xa = first + static_cast<wide>(mid) * step;
+      const double reach = static_cast<double>(std::abs(xa) + std::abs(first) + static_cast<wide>(B) * std::abs(step));
+      double* __restrict pas = as.data();
+      double* __restrict pac = ac.data();
+      double* __restrict pe = err.data();
+      for (std::size_t k = 0; k < m; ++k) {
+        pas[k] = s2[k] * c1[k] + c2[k] * s1[k];
+        pac[k] = c2[k] * c1[k] - s2[k] * s1[k];
+        pe[k] = 0x1p-44 + reach * static_cast<double>(w[k]) * 0x1p-58;
+      }
+      if (mid < length) {
+        float* out = data + mid * stride;
+        const int u = inter ? certified_row<true>(out, pas, pac, pe, m) : certified_row<false>(out, pas, pac, pe, m);
+        if (pad) out[2 * m] = 0.0f;
+        if (u != 0) fix(mid, out, t0.s.data(), t0.c.data(), 1.0);  // offset row 0 = (0, 1)
+      }
+      for (std::size_t b = 1; b <= B; ++b) {
+        if (mid - b >= length) continue;  // the table ends before this block's lower half
+        const bool has_plus = b < B && mid + b < length;
+        float* plus = has_plus ? data + (mid + b) * stride : scratch.data();
+        float* minus = data + (mid - b) * stride;
+        const double* bs = &t0.s[b * m];
+        const double* bc = &t0.c[b * m];
+        const int u = inter ? certified_row_pair<true>(plus, minus, pas, pac, bs, bc, pe, m)
+                            : certified_row_pair<false>(plus, minus, pas, pac, bs, bc, pe, m);
+        if (pad) plus[2 * m] = minus[2 * m] = 0.0f;
+        if (u != 0) {
+          if (has_plus) fix(mid + b, plus, bs, bc, 1.0);
+          fix(mid - b, minus, bs, bc, -1.0);
+        }
+      }
+    }
+  });
+}
+
 /// The fast fill. Rows come in blocks of 2B around a middle row a: row a + b and row a - b
 /// (0 <= b <= B) are e^{i a w} * e^{+-i b w}, sharing the four products. The anchor
 /// e^{i a w} = T2[e] * T1[c] (a = first + (B + 2B (c + C e)) step) is formed in the work precision
@@ -183,7 +302,7 @@ using work_t = numeric::work_t<T>;
 /// T0[b] = e^{i b step w} are stored in T, so the hot loop runs at T's SIMD width. No error
 /// accumulates along positions: every entry is two rounded products away from exact phases.
 /// For double and long double tables every phase-table row is exact; for float tables they are
-/// built by doubling in double (error ~1e-15, far below float's rounding).
+/// built by doubling in double and the products taken in double (fill_float_certified).
 template <class T>
 void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stride, const options& opt) {
   using W = work_t<T>;
@@ -205,6 +324,10 @@ void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stri
   t0w.build(exact_rows, B + 1, m, 0, step, w);
   t1.build(exact_rows, C, m, 0, step * static_cast<wide>(block), w);
   t2.build(exact_rows, E, m, first + step * static_cast<wide>(B), step * static_cast<wide>(block * C), w);
+  if constexpr (std::is_same_v<T, float>) {
+    fill_float_certified(data, length, d, stride, opt, w, B, C, t0w, t1, t2);
+    return;
+  }
   std::vector<T> t0s(t0w.s.begin(), t0w.s.end()), t0c(t0w.c.begin(), t0w.c.end());
   const std::size_t anchors = (length + block - 1) / block;  // anchor q: rows q*2B .. q*2B + 2B - 1
   parallel_chunks(anchors, opt.threads, [&](std::size_t q0, std::size_t q1) {

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+// Exact rotary cos/sin tables: cos(p * inv_freq[k]) * attention_factor and the same for sin, for
+// integer positions p in [first, first + count) or arbitrary real positions, in double, long
+// double, float, Eigen::half and Eigen::bfloat16.
+//
+// Accuracy (tests/rotary/table.test.cpp): the reference value of an entry is the sine/cosine of
+// the long double phase p * inv_freq[k] (numeric::sincos_angle's phase), times attention_factor.
+//  - float: the correctly rounded reference (a rigorous running error bound decides each entry;
+//    the few entries it cannot decide are recomputed directly: <= 0.5 ulp + 2^-28 ulp); so never
+//    outside [-attention_factor, attention_factor] and exactly 1 at p = 0 with factor 1.
+//  - Eigen::half / Eigen::bfloat16: the float value above rounded to the half type (<= 0.5 ulp
+//    of the half type + the float rounding); math in double.
+//  - double / long double: every entry evaluated directly (a few ulp).
+// Integer-position float/half tables come from small exact phase tables by angle addition in
+// double, each entry's float rounding certified by a rigorous error bound (bench/rotary_table).
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <posenc/core/error.hpp>
+#include <posenc/encoding/table.hpp>
+#include <posenc/numeric/phase.hpp>
+#include <posenc/rotary/frequencies.hpp>
+
+namespace posenc::rotary {
+
+/// The column layout of a cos/sin table of rotary_dim = 2m:
+///  - pairs: m columns, column k = pair k (the natural [positions x rotary_dim/2] table);
+///  - duplicated: 2m columns, [cos | cos] and [sin | sin] (HF's emb = cat(freqs, freqs), what
+///    rotate_half consumes).
+enum class table_layout { pairs, duplicated };
+
+/// cos and sin tables (rows = positions), both scaled by the attention factor.
+template <class T>
+struct cos_sin_table {
+  posenc::table<T> cos, sin;
+};
+
+namespace detail {
+
+template <class T>
+inline constexpr bool narrow_v = std::is_same_v<T, float> || std::is_same_v<T, Eigen::half> ||
+                                 std::is_same_v<T, Eigen::bfloat16>;
+
+template <class T>
+inline constexpr bool table_type_v = narrow_v<T> || std::is_same_v<T, double> || std::is_same_v<T, long double>;
+
+inline std::size_t validate_frequencies(const frequencies& f, std::string_view where) {
+  posenc::detail::require(!f.inv_freq.empty(), where, "frequencies.inv_freq: expected at least one frequency, got 0");
+  for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
+    posenc::detail::require<non_finite_error>(std::isfinite(f.inv_freq[k]) && f.inv_freq[k] >= 0, where,
+                                              "frequencies.inv_freq: expected finite values >= 0, got ",
+                                              static_cast<double>(f.inv_freq[k]), " at index ", k);
+  posenc::detail::require<non_finite_error>(std::isfinite(f.attention_factor), where,
+                                            "frequencies.attention_factor: expected a finite value, got ",
+                                            f.attention_factor);
+  posenc::detail::require(f.attention_factor > 0, where, "frequencies.attention_factor: expected a value > 0, got ",
+                          f.attention_factor);
+  return f.inv_freq.size();
+}
+
+/// One entry evaluated directly: (sin, cos) of the long double phase, times af, rounded to T.
+template <class T>
+inline void direct_entry(numeric::wide theta, long double af, T& s, T& c) {
+  if constexpr (std::is_same_v<T, long double>) {
+    numeric::sincos_angle(theta, s, c);
+    s *= af;
+    c *= af;
+  } else {
+    double sd, cd;
+    numeric::sincos_angle(theta, sd, cd);
+    const double a = static_cast<double>(af);
+    if constexpr (std::is_same_v<T, double>) {
+      s = sd * a;
+      c = cd * a;
+    } else {
+      s = static_cast<T>(static_cast<float>(sd * a));
+      c = static_cast<T>(static_cast<float>(cd * a));
+    }
+  }
+}
+
+/// Write cos/sin row values (m of them) into the layout.
+template <class T>
+inline void duplicate_row(T* row, std::size_t m, table_layout lay) {
+  if (lay == table_layout::duplicated) std::copy(row, row + m, row + m);
+}
+
+/// rows x m table of (sin, cos)(r * step * w_k) in double: rows 0 and 2^j evaluated exactly
+/// (numeric::sincos_angle), row r = row(r - 2^j) * row(2^j) (2^j the highest bit of r): at most
+/// log2(rows) rounded complex products from exact values (absolute error < 2^-48 for rows <= 64).
+inline void doubling_rows(std::size_t rows, std::uint64_t step, const frequencies& f, std::vector<double>& s,
+                          std::vector<double>& c) {
+  const std::size_t m = f.inv_freq.size();
+  s.assign(rows * m, 0.0);
+  c.assign(rows * m, 1.0);
+  for (std::size_t p = 1; p < rows; p *= 2) {
+    double* ps = &s[p * m];
+    double* pc = &c[p * m];
+    for (std::size_t k = 0; k < m; ++k)
+      numeric::sincos_angle(static_cast<numeric::wide>(p * step) * f.inv_freq[k], ps[k], pc[k]);
+    for (std::size_t r = p + 1; r < std::min(rows, 2 * p); ++r)
+      for (std::size_t k = 0; k < m; ++k) {
+        const double as = s[(r - p) * m + k], ac = c[(r - p) * m + k];
+        s[r * m + k] = as * pc[k] + ac * ps[k];
+        c[r * m + k] = ac * pc[k] - as * ps[k];
+      }
+  }
+}
+
+/// The fast narrow-type fill of rows [first, first + count). Rows come in runs of B = 64 from an
+/// anchor a: entry (a + b, k) = anchor(a) * offset(b) by angle addition in double, where
+/// offset(b) = e^{i b w} (doubling table, B rows), anchor(a) = T2[e] * T1[c] with T1 the doubling
+/// table of steps B (C rows) and T2 exact at first + e B C. Every such value is within a rigorous
+/// absolute bound E of the sine/cosine of the long double phase (p * w): the products' and
+/// tables' roundings (< 2^-46, taken as 2^-44), the phase roundings |p w - sum of the parts' long
+/// double phases| <= 8 * 2^-64 p w (taken as 2^-58 (a + B) w), and the reductions' 2^-62 each.
+/// The float rounding of v is taken when float(v - E) == float(v + E), which proves it is the
+/// rounding of the reference; otherwise (rare) the entry is evaluated directly.
+template <class T>
+void fill_narrow(const frequencies& f, std::uint64_t first, std::size_t count, T* cos, T* sin, std::size_t stride,
+                 table_layout lay) {
+  using W = numeric::wide;
+  const std::size_t m = f.inv_freq.size();
+  if (count == 0) return;
+  constexpr std::size_t B = 64;
+  const std::size_t anchors = (count + B - 1) / B;
+  std::size_t C = 1;
+  while (C < 64 && C * C < anchors) ++C;  // T1 rows ~ sqrt(anchors), at most 64 (doubling error bound)
+  const std::size_t E = (anchors + C - 1) / C;
+  std::vector<double> s0, c0, s1, c1, s2(E * m), c2(E * m);
+  doubling_rows(B, 1, f, s0, c0);
+  doubling_rows(C, B, f, s1, c1);
+  for (std::size_t e = 0; e < E; ++e)
+    for (std::size_t k = 0; k < m; ++k)
+      numeric::sincos_angle(static_cast<W>(first + e * B * C) * f.inv_freq[k], s2[e * m + k], c2[e * m + k]);
+  const double af = f.attention_factor;
+  constexpr double abs_err = 0x1p-44, phase_rel = 0x1p-58, out_rel = 0x1p-52;
+  std::vector<double> as(m), ac(m), err(m);
+  for (std::size_t q = 0; q < anchors; ++q) {
+    const std::size_t e = q / C, cc = q % C;
+    const std::uint64_t a = first + q * B;
+    {
+      const double* __restrict ps2 = &s2[e * m];
+      const double* __restrict pc2 = &c2[e * m];
+      const double* __restrict ps1 = &s1[cc * m];
+      const double* __restrict pc1 = &c1[cc * m];
+      for (std::size_t k = 0; k < m; ++k) {
+        as[k] = (ps2[k] * pc1[k] + pc2[k] * ps1[k]) * af;
+        ac[k] = (pc2[k] * pc1[k] - ps2[k] * ps1[k]) * af;
+        err[k] = (abs_err + static_cast<double>(static_cast<W>(a + B) * f.inv_freq[k]) * phase_rel) * af +
+                 af * out_rel;
+      }
+    }
+    const std::size_t nb = std::min(B, count - q * B);
+    for (std::size_t b = 0; b < nb; ++b) {
+      const double* __restrict sb = &s0[b * m];
+      const double* __restrict cb = &c0[b * m];
+      const double* __restrict pas = as.data();
+      const double* __restrict pac = ac.data();
+      const double* __restrict pe = err.data();
+      T* __restrict cr = cos + (q * B + b) * stride;
+      T* __restrict sr = sin + (q * B + b) * stride;
+      int undecided = 0;
+      for (std::size_t k = 0; k < m; ++k) {
+        const double s = pas[k] * cb[k] + pac[k] * sb[k];
+        const double c = pac[k] * cb[k] - pas[k] * sb[k];
+        // float(s - E) == float(s + E) implies both equal float(s) (rounding is monotone)
+        const float sl = static_cast<float>(s - pe[k]), sh = static_cast<float>(s + pe[k]);
+        const float cl = static_cast<float>(c - pe[k]), ch = static_cast<float>(c + pe[k]);
+        undecided |= static_cast<int>(sl != sh) | static_cast<int>(cl != ch);
+        sr[k] = static_cast<T>(sl);
+        cr[k] = static_cast<T>(cl);
+      }
+      if (undecided != 0) {  // rare: a value lies within its error bound of a float rounding boundary
+        const W p = static_cast<W>(a + b);
+        for (std::size_t k = 0; k < m; ++k) {
+          const double s = pas[k] * cb[k] + pac[k] * sb[k];
+          const double c = pac[k] * cb[k] - pas[k] * sb[k];
+          if (static_cast<float>(s - pe[k]) != static_cast<float>(s + pe[k]) ||
+              static_cast<float>(c - pe[k]) != static_cast<float>(c + pe[k]))
+            direct_entry(p * f.inv_freq[k], static_cast<long double>(af), sr[k], cr[k]);
+        }
+      }
+      duplicate_row(cr, m, lay);
+      duplicate_row(sr, m, lay);
+    }
+  }
+}
+
+template <class T>
+void fill_direct(const frequencies& f, std::size_t count, T* cos, T* sin, std::size_t stride, table_layout lay,
+                 numeric::wide first, std::span<const double> positions) {
+  const std::size_t m = f.inv_freq.size();
+  const long double af = f.attention_factor;
+  for (std::size_t i = 0; i < count; ++i) {
+    const numeric::wide p = positions.empty() ? first + static_cast<numeric::wide>(i) : positions[i];
+    T* cr = cos + i * stride;
+    T* sr = sin + i * stride;
+    for (std::size_t k = 0; k < m; ++k) direct_entry(p * f.inv_freq[k], af, sr[k], cr[k]);
+    duplicate_row(cr, m, lay);
+    duplicate_row(sr, m, lay);
+  }
+}
+
+inline constexpr std::uint64_t max_table_position = std::uint64_t{1} << 53;
+
+}  // namespace detail
+
+/// Columns of a table of f in a layout: m (pairs) or 2m (duplicated).
+inline std::size_t table_width(const frequencies& f, table_layout lay) {
+  return lay == table_layout::duplicated ? 2 * f.inv_freq.size() : f.inv_freq.size();
+}
+
+/// Fill caller-owned cos and sin tables: row i (at cos + i * row_stride, sin + i * row_stride)
+/// holds position first + i, table_width(f, lay) columns. Positions must stay below 2^53.
+template <class T>
+  requires detail::table_type_v<T>
+void fill_table(const frequencies& f, std::uint64_t first, std::size_t count, T* cos, T* sin, std::size_t row_stride,
+                table_layout lay = table_layout::pairs) {
+  constexpr std::string_view where = "rotary::fill_table";
+  detail::validate_frequencies(f, where);
+  posenc::detail::require(lay == table_layout::pairs || lay == table_layout::duplicated, where,
+                          "layout: expected table_layout::pairs or table_layout::duplicated");
+  posenc::detail::require(first <= detail::max_table_position && count <= detail::max_table_position - first, where,
+                          "first + count: expected positions below 2^53, got first = ", first, " and count = ", count);
+  posenc::detail::require((cos != nullptr && sin != nullptr) || count == 0, where,
+                          "cos/sin: expected non-null buffers for ", count, " rows");
+  posenc::detail::require(row_stride >= table_width(f, lay) || count <= 1, where, "row_stride: expected >= ",
+                          table_width(f, lay), ", got ", row_stride);
+  if constexpr (detail::narrow_v<T>)
+    detail::fill_narrow(f, first, count, cos, sin, row_stride, lay);
+  else
+    detail::fill_direct(f, count, cos, sin, row_stride, lay, static_cast<numeric::wide>(first), {});
+}
+
+/// The cos/sin tables of positions first .. first + count - 1.
+template <class T>
+  requires detail::table_type_v<T>
+cos_sin_table<T> table(const frequencies& f, std::uint64_t first, std::size_t count,
+                       table_layout lay = table_layout::pairs) {
+  detail::validate_frequencies(f, "rotary::table");
+  const auto w = static_cast<Eigen::Index>(table_width(f, lay));
+  posenc::detail::require(count <= detail::max_table_position, "rotary::table", "count: expected < 2^53, got ", count);
+  cos_sin_table<T> t{posenc::table<T>(static_cast<Eigen::Index>(count), w),
+                     posenc::table<T>(static_cast<Eigen::Index>(count), w)};
+  fill_table<T>(f, first, count, t.cos.data(), t.sin.data(), static_cast<std::size_t>(w), lay);
+  return t;
+}
+
+/// The cos/sin tables of arbitrary finite real positions (every entry evaluated directly).
+template <class T>
+  requires detail::table_type_v<T>
+cos_sin_table<T> table(const frequencies& f, std::span<const double> positions, table_layout lay = table_layout::pairs) {
+  constexpr std::string_view where = "rotary::table";
+  detail::validate_frequencies(f, where);
+  posenc::detail::require(lay == table_layout::pairs || lay == table_layout::duplicated, where,
+                          "layout: expected table_layout::pairs or table_layout::duplicated");
+  for (std::size_t i = 0; i < positions.size(); ++i)
+    posenc::detail::require<non_finite_error>(std::isfinite(positions[i]), where,
+                                              "positions: expected finite positions, got ", positions[i], " at index ",
+                                              i);
+  const auto w = static_cast<Eigen::Index>(table_width(f, lay));
+  const auto n = static_cast<Eigen::Index>(positions.size());
+  cos_sin_table<T> t{posenc::table<T>(n, w), posenc::table<T>(n, w)};
+  detail::fill_direct(f, positions.size(), t.cos.data(), t.sin.data(), static_cast<std::size_t>(w), lay, 0, positions);
+  return t;
+}
+
+}  // namespace posenc::rotary
