@@ -42,36 +42,42 @@ struct model_config {
 namespace detail {
 
 using json_value = posenc::io::detail::json::value;
+using json_kind = posenc::io::detail::json::kind;
+using json_found = std::optional<json_value>;
 
 template <class... Parts>
 [[noreturn]] void config_fail(const Parts&... parts) {
   posenc::detail::fail<config_error>("rotary::load_config", parts...);
 }
 
-inline bool present(const json_value* v) { return v != nullptr && v->type != json_value::kind::null; }
+inline bool present(const json_found& v) { return v.has_value() && v->type() != json_kind::null; }
 
 inline double json_number(const json_value& v, std::string_view key) {
   if (!v.is_number()) config_fail(key, ": expected a number, got a JSON value of another type");
   double x = 0;
-  const char* b = v.text.data();
-  const auto [p, ec] = std::from_chars(b, b + v.text.size(), x);
-  if (ec != std::errc() || p != b + v.text.size() || !std::isfinite(x))
-    config_fail(key, ": expected a finite number, got ", v.text);
+  const std::string_view t = v.text();
+  const char* b = t.data();
+  const auto [p, ec] = std::from_chars(b, b + t.size(), x);
+  if (ec != std::errc() || p != b + t.size() || !std::isfinite(x))
+    config_fail(key, ": expected a finite number, got ", t);
   return x;
 }
 
 inline std::size_t json_count(const json_value& v, std::string_view key) {
   const auto u = v.is_number() ? v.as_u64() : std::nullopt;
-  if (!u || *u > (std::uint64_t{1} << 53)) config_fail(key, ": expected a non-negative integer, got ", v.is_number() ? v.text : std::string("a non-number"));
+  if (!u || *u > (std::uint64_t{1} << 53)) config_fail(key, ": expected a non-negative integer, got ", v.is_number() ? v.text() : std::string_view("a non-number"));
   return static_cast<std::size_t>(*u);
 }
 
 inline std::vector<double> json_numbers(const json_value& v, std::string_view key) {
   if (!v.is_array()) config_fail(key, ": expected an array of numbers");
   std::vector<double> out;
-  out.reserve(v.items.size());
-  for (std::size_t i = 0; i < v.items.size(); ++i)
-    out.push_back(json_number(v.items[i], std::string(key) + "[" + std::to_string(i) + "]"));
+  out.reserve(v.size());
+  std::size_t i = 0;
+  v.for_each_item([&](const json_value& item) {
+    out.push_back(json_number(item, std::string(key) + "[" + std::to_string(i) + "]"));
+    ++i;
+  });
   return out;
 }
 
@@ -107,63 +113,63 @@ inline bool known_scaling_key(rope_type t, std::string_view k) {
 inline model_config load_config(std::string_view json_text, longrope_rule rule = longrope_rule::init_function) {
   using detail::config_fail;
   using detail::present;
-  const detail::json_value root = posenc::io::detail::json::parse(
+  const auto doc = posenc::io::detail::json::parse(
       json_text, [](std::size_t off, std::string_view msg) { config_fail("bad JSON at offset ", off, ": ", msg); },
       std::size_t{1} << 20);
+  const detail::json_value root = doc.root();
   if (!root.is_object()) config_fail("config.json: expected a JSON object at the top level");
   model_config m;
   rope_config& c = m.rope;
   c.longrope_switch = rule;
-  const auto* heads = root.find("num_attention_heads");
+  const auto heads = root.find("num_attention_heads");
   if (present(heads)) m.num_attention_heads = detail::json_count(*heads, "num_attention_heads");
-  if (const auto* kv = root.find("num_key_value_heads"); present(kv))
+  if (const auto kv = root.find("num_key_value_heads"); present(kv))
     m.num_key_value_heads = detail::json_count(*kv, "num_key_value_heads");
-  if (const auto* a = root.find("alibi"); a && a->type == detail::json_value::kind::boolean) m.alibi = a->b;
-  if (const auto* ac = root.find("attn_config"); ac && ac->is_object())
-    if (const auto* a = ac->find("alibi"); a && a->type == detail::json_value::kind::boolean) m.alibi = a->b;
+  if (const auto a = root.find("alibi"); a && a->type() == detail::json_kind::boolean) m.alibi = a->boolean();
+  if (const auto ac = root.find("attn_config"); ac && ac->is_object())
+    if (const auto a = ac->find("alibi"); a && a->type() == detail::json_kind::boolean) m.alibi = a->boolean();
 
-  if (const auto* hd = root.find("head_dim"); present(hd)) {
+  if (const auto hd = root.find("head_dim"); present(hd)) {
     c.head_dim = detail::json_count(*hd, "head_dim");
   } else {
-    const auto* hidden = root.find("hidden_size");
+    const auto hidden = root.find("hidden_size");
     if (!present(hidden)) config_fail("head_dim: missing (and hidden_size is missing too, so it cannot be derived)");
     if (!present(heads)) config_fail("head_dim: missing (and num_attention_heads is missing too, so it cannot be derived)");
     const std::size_t hs = detail::json_count(*hidden, "hidden_size");
     if (m.num_attention_heads == 0) config_fail("num_attention_heads: expected a positive integer, got 0");
     c.head_dim = hs / m.num_attention_heads;  // HF: hidden_size // num_attention_heads
   }
-  if (const auto* t = root.find("rope_theta"); present(t)) c.theta = detail::json_number(*t, "rope_theta");
-  if (const auto* p = root.find("partial_rotary_factor"); present(p))
+  if (const auto t = root.find("rope_theta"); present(t)) c.theta = detail::json_number(*t, "rope_theta");
+  if (const auto p = root.find("partial_rotary_factor"); present(p))
     c.partial_rotary_factor = detail::json_number(*p, "partial_rotary_factor");
-  if (const auto* mp = root.find("max_position_embeddings"); present(mp))
+  if (const auto mp = root.find("max_position_embeddings"); present(mp))
     c.max_position_embeddings = detail::json_count(*mp, "max_position_embeddings");
   std::size_t top_original = 0;
-  if (const auto* o = root.find("original_max_position_embeddings"); present(o))
+  if (const auto o = root.find("original_max_position_embeddings"); present(o))
     top_original = detail::json_count(*o, "original_max_position_embeddings");
 
-  const auto* rs = root.find("rope_scaling");
+  const auto rs = root.find("rope_scaling");
   if (!present(rs)) {
     validate(c);
     return m;
   }
   if (!rs->is_object()) config_fail("rope_scaling: expected an object or null");
-  const auto* rt = rs->find("rope_type");
+  auto rt = rs->find("rope_type");
   if (!present(rt)) rt = rs->find("type");  // legacy key
   if (!present(rt)) config_fail("rope_scaling.rope_type: missing (neither \"rope_type\" nor the legacy \"type\" is given)");
   if (!rt->is_string()) config_fail("rope_scaling.rope_type: expected a string");
-  const auto type = parse_rope_type(rt->text);
+  const auto type = parse_rope_type(rt->text());
   if (!type)
-    config_fail("rope_scaling.rope_type: unknown rope_type \"", rt->text,
+    config_fail("rope_scaling.rope_type: unknown rope_type \"", rt->text(),
                 "\" (expected default, linear, ntk, dynamic, yarn, longrope (or su), llama3)");
   c.type = *type;
-  for (std::size_t i = 0; i < rs->keys.size(); ++i) {
-    const std::string& k = rs->keys[i];
-    if (k == "rope_type" || k == "type") continue;
+  rs->for_each_member([&](std::string_view k, const detail::json_value&) {
+    if (k == "rope_type" || k == "type") return;
     if (!detail::known_scaling_key(c.type, k))
       config_fail("rope_scaling.", k, ": unknown key for rope_type '", name(c.type), "'");
-  }
+  });
   const auto number = [&](std::string_view key, bool required) -> std::optional<double> {
-    const auto* v = rs->find(key);
+    const auto v = rs->find(key);
     if (!present(v)) {
       if (required) config_fail("rope_scaling.", key, ": missing (required by rope_type '", name(c.type), "')");
       return std::nullopt;
@@ -171,7 +177,7 @@ inline model_config load_config(std::string_view json_text, longrope_rule rule =
     return detail::json_number(*v, std::string("rope_scaling.") + std::string(key));
   };
   const auto count = [&](std::string_view key, bool required) -> std::size_t {
-    const auto* v = rs->find(key);
+    const auto v = rs->find(key);
     if (!present(v)) {
       if (required) config_fail("rope_scaling.", key, ": missing (required by rope_type '", name(c.type), "')");
       return 0;
