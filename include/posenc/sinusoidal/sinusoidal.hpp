@@ -69,6 +69,7 @@ using wide = numeric::wide;
 /// Validate (d, options) and return m, the number of (sin, cos) pairs.
 inline std::size_t pairs(std::size_t d, const options& opt, std::string_view where) {
   posenc::detail::require(d >= 2, where, "d: expected d >= 2, got ", d);
+  (void)checked::extent(d, where, "d");
   posenc::detail::require(d % 2 == 0 || opt.odd == odd_dimension::zero_pad, where,
                           "d: expected an even d (or options.odd = odd_dimension::zero_pad), got ", d);
   posenc::detail::require<non_finite_error>(std::isfinite(opt.base), where, "options.base: expected a finite base, got ",
@@ -88,7 +89,7 @@ inline std::size_t pairs(std::size_t d, const options& opt, std::string_view whe
 
 /// The m frequencies in long double (no validation).
 inline std::vector<wide> frequencies_wide(std::size_t m, const options& opt) {
-  std::vector<wide> w(m);
+  std::vector<wide> w = checked::make_vector<wide>(m, "sinusoidal", "d / 2 frequencies");
   const wide lb = std::log(static_cast<wide>(opt.base));
   const wide denom = opt.spacing == spacing::two_k_over_d
                          ? static_cast<wide>(2 * m)
@@ -313,6 +314,8 @@ void require_buffer(const T* data, std::size_t length, std::size_t d, std::size_
                           " rows");
   posenc::detail::require(stride >= d || length <= 1, where, "row_stride: expected row_stride >= d = ", d, ", got ",
                           stride);
+  (void)checked::extent(length, where, "length");
+  if (length > 1) (void)checked::elements(length, stride, where, "length * row_stride");
 }
 
 inline void require_positions(std::span<const double> positions, std::string_view where) {
@@ -339,7 +342,7 @@ template <class T = double>
 posenc::vector<T> frequencies(std::size_t d, const options& opt = {}) {
   const std::size_t m = detail::pairs(d, opt, "sinusoidal::frequencies");
   const auto w = detail::frequencies_wide(m, opt);
-  posenc::vector<T> r(static_cast<Eigen::Index>(m));
+  auto r = posenc::detail::allocate_vector<posenc::vector<T>>(m, "sinusoidal::frequencies", "d / 2");
   for (std::size_t k = 0; k < m; ++k) r[static_cast<Eigen::Index>(k)] = static_cast<T>(w[k]);
   return r;
 }
@@ -370,7 +373,7 @@ template <class T = double>
   requires std::floating_point<T>
 posenc::table<T> table(std::size_t length, std::size_t d, const options& opt = {}) {
   detail::pairs(d, opt, "sinusoidal::table");
-  posenc::table<T> out(static_cast<Eigen::Index>(length), static_cast<Eigen::Index>(d));
+  auto out = posenc::detail::allocate_table<T>(length, d, "sinusoidal::table", "length", "d");
   detail::fill_unchecked(out.data(), length, d, d, opt);
   return out;
 }
@@ -395,7 +398,7 @@ posenc::table<T> table_at(std::span<const double> positions, std::size_t d, cons
   constexpr std::string_view where = "sinusoidal::table_at";
   detail::pairs(d, opt, where);
   detail::require_positions(positions, where);
-  posenc::table<T> out(static_cast<Eigen::Index>(positions.size()), static_cast<Eigen::Index>(d));
+  auto out = posenc::detail::allocate_table<T>(positions.size(), d, where, "positions.size()", "d");
   detail::fill_at_unchecked(positions, out.data(), d, d, opt);
   return out;
 }
@@ -432,7 +435,8 @@ posenc::matrix<T> rotation(double phi, std::size_t d, const options& opt = {}) {
   const std::size_t m = detail::pairs(d, opt, where);
   posenc::detail::require<non_finite_error>(std::isfinite(phi), where, "phi: expected a finite offset, got ", phi);
   const auto w = detail::frequencies_wide(m, opt);
-  posenc::matrix<T> M = posenc::matrix<T>::Zero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+  auto M = posenc::detail::allocate_matrix<posenc::matrix<T>>(d, d, where, "d", "d");
+  M.setZero();
   for (std::size_t k = 0; k < m; ++k) {
     detail::work_t<T> s, c;
     detail::sincos_angle(static_cast<detail::wide>(phi) * w[k], s, c);
@@ -454,7 +458,8 @@ template <class T = double>
 posenc::matrix<T> generator(std::size_t d, const options& opt = {}) {
   const std::size_t m = detail::pairs(d, opt, "sinusoidal::generator");
   const auto w = detail::frequencies_wide(m, opt);
-  posenc::matrix<T> A = posenc::matrix<T>::Zero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+  auto A = posenc::detail::allocate_matrix<posenc::matrix<T>>(d, d, "sinusoidal::generator", "d", "d");
+  A.setZero();
   for (std::size_t k = 0; k < m; ++k) {
     const auto [js, jc] = detail::columns(k, m, opt.layout);
     A(static_cast<Eigen::Index>(js), static_cast<Eigen::Index>(jc)) = static_cast<T>(w[k]);
