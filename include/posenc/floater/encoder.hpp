@@ -89,7 +89,8 @@ class encoder {
     posenc::detail::require<shape_error>(m_p0.cols() == m_theta.w1.cols(), where, "expected p0 with d = ",
                                          m_theta.w1.cols(), " columns (the dynamics' d), got ", m_p0.cols());
     posenc::detail::require_finite(m_p0, where, "p0 (initial state)");
-    posenc::detail::require(m_opt.substeps >= 1, where, "expected substeps >= 1, got ", m_opt.substeps);
+    posenc::detail::require(m_opt.substeps >= 1 && m_opt.substeps <= ode::fixed_steps{}.max_steps, where,
+                            "substeps: expected 1 <= substeps <= ", ode::fixed_steps{}.max_steps, ", got ", m_opt.substeps);
     posenc::detail::require(m_opt.threads >= 1, where, "expected threads >= 1, got ", m_opt.threads);
     if (m_opt.times.empty()) {
       posenc::detail::require(std::isfinite(m_opt.delta) && m_opt.delta > 0, where, "expected delta > 0 and finite, got ",
