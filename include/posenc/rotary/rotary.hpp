@@ -46,6 +46,8 @@ inline plan make_plan(std::size_t cols, const options& opt, std::string_view whe
   posenc::detail::require<non_finite_error>(std::isfinite(opt.first_position) && std::isfinite(opt.position_step),
                                             where, "options.first_position/position_step: expected finite values, got ",
                                             opt.first_position, " and ", opt.position_step);
+  posenc::detail::require(opt.layout == layout::interleaved || opt.layout == layout::half, where,
+                          "options.layout: expected layout::interleaved or layout::half");
   const std::size_t hd = opt.head_dim == 0 ? cols : opt.head_dim;
   posenc::detail::require<shape_error>(hd > 0 && cols % hd == 0, where, "x: expected a column count divisible by head_dim = ",
                                        hd, ", got ", cols, " columns");
