@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -124,4 +126,51 @@ TEST_CASE("floater rejects upstream gradients of the wrong shape") {
   // a base function returning the wrong shape in the bias form
   fl::biased_encoder<double> be(enc, [](std::size_t L, std::size_t) { return posenc::table<double>::Zero(static_cast<Eigen::Index>(L), 2); });
   CHECK_THROWS_AS((void)be.block_table(0, 3), posenc::shape_error);
+}
+
+// Regression tests of issue 11: sizes near the type limits, activations outside the enum.
+TEST_CASE("floater: lengths above PTRDIFF_MAX or max_extent throw size_error before any allocation (issue 11, items 1, 7, 9)") {
+  auto enc = fl::zero_encoder<double>(4, 3, 2);
+  const std::size_t n = 0;
+  // n - 1 with n = 0: used to become a negative Eigen::Index and write past the cache
+  const std::string m1 = message_of([&] { enc.extend(n - 1); });
+  CHECK(m1.find("floater::encoder::extend: L: expected 0 <= L <= posenc::max_extent") != std::string::npos);
+  CHECK_THROWS_AS(enc.extend(n - 1), posenc::size_error);
+  CHECK_THROWS_AS((void)enc.block_table(0, n - 1), posenc::size_error);
+  CHECK_THROWS_AS((void)enc.tables(n - 1), posenc::size_error);
+  CHECK_THROWS_AS(enc.extend(std::size_t{1} << 62), posenc::size_error);
+  CHECK_THROWS_AS(enc.extend(static_cast<std::size_t>(PTRDIFF_MAX) + 1), posenc::size_error);
+  // within max_extent but L * N * d (= L * 8) above max_elements
+  const std::string m2 = message_of([&] { enc.extend(posenc::max_extent); });
+  CHECK(m2.find("L * blocks * d") != std::string::npos);
+  CHECK_THROWS_AS(enc.extend(posenc::max_extent), posenc::size_error);
+  // the encoder is untouched and still works
+  CHECK(enc.size() == 1);
+  CHECK(enc.block_table(1, 3).rows() == 3);
+  CHECK(message_of([&] { (void)enc.block_table(2, 3); }).find("n: expected block < 2") != std::string::npos);
+
+  // xavier_uniform({2^32, 2^32, 3}): the row product used to wrap to 0 and return a 0 x 3 table
+  std::mt19937_64 rng(1);
+  const std::vector<std::size_t> shape{std::size_t{1} << 32, std::size_t{1} << 32, 3};
+  CHECK_THROWS_AS((void)fl::xavier_uniform<double>(shape, rng), posenc::size_error);
+  CHECK(message_of([&] { (void)fl::xavier_uniform<double>(shape, rng); }).find("shape: rows = prod(shape[:-1])") !=
+        std::string::npos);
+  // a product that fits but exceeds max_elements
+  CHECK_THROWS_AS((void)fl::xavier_uniform<double>({std::size_t{1} << 21, std::size_t{1} << 20, 2}, rng),
+                  posenc::size_error);
+  // mlp sizes
+  CHECK_THROWS_AS(fl::mlp<double>(std::size_t{1} << 41), posenc::size_error);
+  CHECK_THROWS_AS(fl::mlp<double>(std::size_t{1} << 30, std::size_t{1} << 30), posenc::size_error);
+}
+
+TEST_CASE("floater: an activation outside the enum is rejected by mlp::validate (issue 11, item 6)") {
+  fl::mlp<double> m(4, 3);
+  m.act = static_cast<fl::activation>(99);
+  const std::string msg = message_of([&] { m.validate("test"); });
+  CHECK(msg.find("act: expected relu, tanh, gelu, softplus or identity, got activation(99)") != std::string::npos);
+  CHECK_THROWS_AS(fl::encoder<double>(m, posenc::table<double>::Zero(1, 4)), posenc::invalid_argument);
+  m.act = static_cast<fl::activation>(-1);
+  CHECK_THROWS_AS(m.validate("test"), posenc::invalid_argument);
+  auto enc = fl::zero_encoder<double>(4, 3);
+  CHECK_THROWS_AS(enc.set_parameters(m), posenc::invalid_argument);
 }

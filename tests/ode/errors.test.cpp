@@ -4,11 +4,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <posenc/ode.hpp>
+#include <posenc/ode/gradient.hpp>
 
 namespace {
 using namespace posenc::ode;
@@ -142,4 +145,68 @@ TEST_CASE("a state of another shape than the stepper workspace") {
   vec z1(3);
   expect_error<posenc::shape_error>([&] { emb.step_with_error(decay, 0.0, z, z1, 0.1, 1e-6, 1e-6); },
                                     {"explicit_rk::step_with_error"});
+}
+
+// Regression tests of issue 11, item 4: a fixed-step count has a cap, like the adaptive max_steps.
+namespace {
+// y' = -k y, theta = [k]; the vector-Jacobian product for backprop.
+struct decay_k {
+  double k = 1.0;
+  void operator()(double, const vec& y, vec& d) const {
+    for (std::size_t i = 0; i < y.size(); ++i) d[i] = -k * y[i];
+  }
+  void vjp(double, const vec& y, const vec& a, vec& ay, vec& g) const {
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      ay[i] = -k * a[i];
+      g[0] += -a[i] * y[i];
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("fixed_steps: a step count above max_steps throws step_budget_exceeded before stepping (issue 11, item 4)") {
+  vec y{1.0};
+  const vec times{0.0, 1.0};
+  // max_step = 1e-300: the substep count 1e300 used to be converted to size_t (undefined behaviour)
+  expect_error<posenc::step_budget_exceeded>(
+      [&] { integrate(schemes::rk4{}, decay, y, times, fixed_steps{.substeps = 1, .max_step = 1e-300}); },
+      {"integrate(fixed_steps): max_step = 1e-300", "max_steps = 10000000"});
+  CHECK(y[0] == 1.0);  // nothing was integrated
+  // the cap counts the whole grid: 3 intervals of 4e6 steps each
+  const vec grid{0.0, 1.0, 2.0, 3.0};
+  expect_error<posenc::step_budget_exceeded>(
+      [&] { integrate(schemes::euler{}, decay, y, grid, fixed_steps{.substeps = 4000000}); },
+      {"integrate(fixed_steps)", "substeps = 4000000", "max_steps = 10000000", "3 intervals"});
+  expect_error<posenc::step_budget_exceeded>(
+      [&] { integrate(schemes::euler{}, decay, y, times, fixed_steps{.substeps = SIZE_MAX}); }, {"substeps"});
+  // a caller-chosen cap applies, and max_steps = 0 is rejected
+  expect_error<posenc::step_budget_exceeded>(
+      [&] { integrate(schemes::euler{}, decay, y, times, fixed_steps{.substeps = 11, .max_step = 0, .max_steps = 10}); },
+      {"max_steps = 10"});
+  expect_error<posenc::invalid_argument>(
+      [&] { integrate(schemes::euler{}, decay, y, times, fixed_steps{.substeps = 1, .max_step = 0, .max_steps = 0}); },
+      {"max_steps >= 1"});
+  // exactly at the cap runs (10 Euler steps of y' = -y: (1 - 0.1)^10, exact to rounding)
+  vec z{1.0};
+  const auto st = integrate(schemes::euler{}, decay, z, times, fixed_steps{.substeps = 10, .max_step = 0, .max_steps = 10});
+  CHECK(st.steps == 10);
+  CHECK(z[0] == doctest::Approx(std::pow(0.9, 10)).epsilon(1e-14));
+
+  // backprop with max_step = 1e-9 used to store 1e9 steps (a hang, then out of memory)
+  decay_k f;
+  const vec y0{1.0};
+  const std::vector<vec> up{vec{0.0}, vec{1.0}};
+  vec gy0, gth{0.0};
+  expect_error<posenc::step_budget_exceeded>(
+      [&] {
+        backprop(schemes::rk4{}, f, y0, std::span<const double>(times), fixed_steps{.substeps = 1, .max_step = 1e-9},
+                 std::span<const vec>(up), gy0, gth);
+      },
+      {"backprop: max_step = ", "needs 1000000000 steps on [0, 1]", "max_steps = 10000000"});
+  expect_error<posenc::step_budget_exceeded>(
+      [&] {
+        adjoint(schemes::rk4{}, f, y0, std::span<const double>(times), fixed_steps{.substeps = 1, .max_step = 1e-9},
+                std::span<const vec>(up), gy0, gth);
+      },
+      {"max_steps"});
 }

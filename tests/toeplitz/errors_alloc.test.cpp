@@ -16,8 +16,12 @@
 namespace {
 std::atomic<long> g_news{0};
 thread_local bool g_counting = false;
+std::atomic<std::size_t> g_largest{0};  // largest request while g_counting is set
 void* counted_alloc(std::size_t n) {
-  if (g_counting) ++g_news;
+  if (g_counting) {
+    ++g_news;
+    if (n > g_largest) g_largest = n;
+  }
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
@@ -110,4 +114,56 @@ TEST_CASE("bad input - typed posenc errors naming the argument") {
                        doctest::Contains("bucket(-3)"), posenc::invalid_argument);
   // Every error is a posenc::error.
   CHECK_THROWS_AS(tz::toeplitz_matrix<double>::square(0, Eigen::VectorXd()), posenc::error);
+}
+
+// Regression tests of issue 11: sizes whose arithmetic used to wrap are rejected, naming the
+// argument, before anything is allocated (the largest allocation made during the call is below
+// 64 KiB: the message strings).
+namespace {
+template <class F>
+std::string size_error_of(F&& f, std::size_t& largest) {
+  g_largest = 0;
+  g_counting = true;
+  std::string msg = "(no size_error)";
+  try {
+    f();
+  } catch (const posenc::size_error& e) {
+    msg = e.what();
+  } catch (...) {
+    msg = "(another exception)";
+  }
+  g_counting = false;
+  largest = g_largest;
+  return msg;
+}
+bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("huge sizes - size_error naming the argument, nothing large allocated (issue 11, items 2 and 9)") {
+  const Eigen::VectorXd two = Eigen::VectorXd::Ones(2);
+  std::size_t largest = 0;
+  // rows + cols - 1 used to wrap to 0: a matrix with no coefficients, read through a null pointer
+  CHECK(has(size_error_of([&] { (void)tz::toeplitz_matrix<double>(SIZE_MAX, 2, Eigen::VectorXd()); }, largest),
+            "toeplitz::toeplitz_matrix: rows: expected 0 <= rows <= posenc::max_extent"));
+  CHECK(largest < (std::size_t{64} << 10));
+  CHECK(has(size_error_of([&] { (void)tz::toeplitz_matrix<double>(2, SIZE_MAX, two); }, largest), "cols"));
+  CHECK(has(size_error_of([&] { (void)tz::from_relative_bias(SIZE_MAX, 2, two); }, largest),
+            "toeplitz::from_relative_bias: rows"));
+  CHECK(has(size_error_of([&] { (void)tz::from_bucketed_bias(2, SIZE_MAX, two, [](std::ptrdiff_t) { return 0; }); },
+                          largest),
+            "toeplitz::from_bucketed_bias: cols"));
+  CHECK(largest < (std::size_t{64} << 10));
+  // Proposition 1's G for n = 2^62 (n x 2n complex) used to end in std::bad_alloc
+  CHECK(has(size_error_of([] { (void)tz::proposition1_G<double>(std::size_t{1} << 62); }, largest),
+            "toeplitz::proposition1_G: n"));
+  CHECK(has(size_error_of([] { (void)tz::proposition1_G<double>(std::size_t{1} << 21); }, largest), "n * 2n"));
+  CHECK(largest < (std::size_t{64} << 10));
+  const auto B = tz::toeplitz_matrix<double>(2, 2, Eigen::VectorXd::Ones(3));
+  CHECK(has(size_error_of([&] { (void)tz::circulant_embedding(B, SIZE_MAX); }, largest),
+            "toeplitz::circulant_embedding: size"));
+  CHECK(has(size_error_of([&] { (void)tz::product_plan<double>(B, SIZE_MAX); }, largest),
+            "toeplitz::product_plan: fft_size"));
+  CHECK(has(size_error_of([] { (void)posenc::fft::plan<double>(std::size_t{1} << 41); }, largest), "fft::plan: size n"));
+  CHECK(has(size_error_of([] { (void)posenc::fft::real_plan<double>(SIZE_MAX); }, largest), "fft::plan: size n"));
+  CHECK(largest < (std::size_t{64} << 10));
 }

@@ -156,3 +156,37 @@ TEST_CASE("tupe attention rejects mismatched shapes") {
   CHECK_THROWS_AS(set_fused_projection(pp, fused, posenc::vector<double>()),
                   posenc::shape_error);
 }
+
+// Regression tests of issue 11, item 5: sizes whose arithmetic was signed overflow (UB).
+TEST_CASE("tupe sizes near INT64_MAX throw size_error naming the argument (issue 11, item 5)") {
+  const config c = small();
+  constexpr Index big = std::numeric_limits<Index>::max();
+  // rows_needed(max_len) = max_len + 1
+  auto m1 = message_of<posenc::size_error>([&] { (void)make_parameters<double>(c, big); });
+  CHECK(has(m1, "tupe::make_parameters: max_len: expected 0 <= max_len <= posenc::max_extent"));
+  const auto p = make_parameters<double>(c, 4);
+  auto m2 = message_of<posenc::size_error>([&] { (void)positional_bias(c, p, big); });
+  CHECK(has(m2, "tupe::positional_bias: n: expected 0 <= n <= posenc::max_extent"));
+  // within max_extent, but H n^2 above max_elements
+  auto m3 = message_of<posenc::size_error>([&] { (void)positional_bias(c, p, Index{1} << 20); });
+  CHECK(has(m3, "config.heads * n * n"));
+  // heads * n * n = 2^96
+  auto m4 = message_of<posenc::size_error>([] { head_stack<double> h(Index{1} << 32, Index{1} << 32); });
+  CHECK(has(m4, "tupe::head_stack::resize: heads * n * n: 4294967296 * 4294967296 overflows std::size_t"));
+  CHECK_THROWS_AS(head_stack<double>(big, 1), posenc::size_error);
+  head_stack<double> ok(2, 3);
+  CHECK_THROWS_AS(ok.resize(1, big), posenc::size_error);
+  CHECK(ok.heads() == 2);  // unchanged after the failed resize
+  CHECK(ok.size() == 3);
+  // 2n - 1 for n = 2^62 + 1
+  auto m5 = message_of<posenc::size_error>([] { (void)relative_bucket_offsets((Index{1} << 62) + 1); });
+  CHECK(has(m5, "tupe::relative_bucket_offsets: n"));
+  // configuration sizes
+  config wide = small();
+  wide.d = big - big % 3;
+  CHECK(has(message_of<posenc::size_error>([&] { (void)make_parameters<double>(wide, 4); }), "config.d"));
+  config many = small();
+  many.buckets.num_buckets = std::numeric_limits<int>::max() - 1;
+  CHECK(has(message_of<posenc::invalid_argument>([&] { (void)make_parameters<double>(many, 4); }),
+            "bucket_spec.num_buckets: expected <= 1048576"));
+}

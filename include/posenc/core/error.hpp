@@ -26,6 +26,13 @@ class invalid_argument : public error {
   using error::error;
 };
 
+/// A length, width, count or size product exceeds its stated upper bound (posenc::max_extent,
+/// posenc::max_elements) or overflows its integer type (see core/checked.hpp).
+class size_error : public invalid_argument {
+ public:
+  using invalid_argument::invalid_argument;
+};
+
 /// Two arguments' shapes do not fit together.
 class shape_error : public invalid_argument {
  public:
@@ -52,6 +59,13 @@ class step_budget_exceeded : public error {
 
 /// A file could not be read or does not have the expected format, shape or contents.
 class io_error : public error {
+ public:
+  using error::error;
+};
+
+/// Memory for a size that passed validation could not be allocated (std::bad_alloc or
+/// std::length_error from the allocator, reported with the argument and the size asked for).
+class allocation_error : public error {
  public:
   using error::error;
 };

@@ -6,8 +6,10 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <cstddef>
+#include <string>
 #include <string_view>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 
 namespace posenc {
@@ -24,6 +26,31 @@ template <class T>
 using vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
 
 namespace detail {
+/// An uninitialised rows x cols Eigen matrix M: rows and cols checked against max_extent, the
+/// element count against max_elements (size_error naming `rows_name` / `cols_name`), allocation
+/// failure reported as allocation_error instead of std::bad_alloc.
+template <class M>
+[[nodiscard]] M allocate_matrix(std::size_t rows, std::size_t cols, std::string_view where, std::string_view rows_name,
+                                std::string_view cols_name) {
+  (void)checked::extent(rows, where, rows_name);
+  (void)checked::extent(cols, where, cols_name);
+  const std::string what = concat(rows_name, " * ", cols_name);
+  const std::size_t n = checked::elements(rows, cols, where, what);
+  return checked::allocate(where, what, n, sizeof(typename M::Scalar),
+                           [&] { return M(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols)); });
+}
+/// A position table (row-major) of rows x cols, as allocate_matrix.
+template <class T>
+[[nodiscard]] table<T> allocate_table(std::size_t rows, std::size_t cols, std::string_view where,
+                                      std::string_view rows_name, std::string_view cols_name) {
+  return allocate_matrix<table<T>>(rows, cols, where, rows_name, cols_name);
+}
+/// An uninitialised Eigen vector V of n elements, as allocate_matrix.
+template <class V>
+[[nodiscard]] V allocate_vector(std::size_t n, std::string_view where, std::string_view what) {
+  const std::size_t count = checked::elements(checked::extent(n, where, what), 1, where, what);
+  return checked::allocate(where, what, count, sizeof(typename V::Scalar), [&] { return V(static_cast<Eigen::Index>(n)); });
+}
 /// Throw non_finite_error naming `what` if x has a NaN or Inf.
 template <class Derived>
 void require_finite(const Eigen::DenseBase<Derived>& x, std::string_view where, std::string_view what) {

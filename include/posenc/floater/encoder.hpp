@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <posenc/adapters/eigen.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/floater/flow.hpp>
 #include <posenc/encoding/table.hpp>
@@ -88,7 +89,8 @@ class encoder {
     posenc::detail::require<shape_error>(m_p0.cols() == m_theta.w1.cols(), where, "expected p0 with d = ",
                                          m_theta.w1.cols(), " columns (the dynamics' d), got ", m_p0.cols());
     posenc::detail::require_finite(m_p0, where, "p0 (initial state)");
-    posenc::detail::require(m_opt.substeps >= 1, where, "expected substeps >= 1, got ", m_opt.substeps);
+    posenc::detail::require(m_opt.substeps >= 1 && m_opt.substeps <= ode::fixed_steps{}.max_steps, where,
+                            "substeps: expected 1 <= substeps <= ", ode::fixed_steps{}.max_steps, ", got ", m_opt.substeps);
     posenc::detail::require(m_opt.threads >= 1, where, "expected threads >= 1, got ", m_opt.threads);
     if (m_opt.times.empty()) {
       posenc::detail::require(std::isfinite(m_opt.delta) && m_opt.delta > 0, where, "expected delta > 0 and finite, got ",
@@ -155,6 +157,8 @@ class encoder {
   void extend(std::size_t L) {
     constexpr std::string_view where = "floater::encoder::extend";
     if (L <= m_len) return;
+    (void)checked::elements(checked::extent(L, where, "L"), static_cast<std::size_t>(m_p0.size()), where,
+                            "L * blocks * d (the cached table)");
     posenc::detail::require(L <= max_positions(), where, "the explicit grid has ", max_positions(),
                             " times, asked for L = ", L, " positions (append_times first)");
     m_flow.set_parameters(m_theta);
@@ -181,13 +185,16 @@ class encoder {
 
   /// The table of block n: L x d (a copy of the cache; computes what is missing).
   [[nodiscard]] table<T> block_table(std::size_t n, std::size_t L) {
-    posenc::detail::require(n < blocks(), "floater::encoder::block_table", "expected block < ", blocks(), ", got ", n);
+    posenc::detail::require(n < blocks(), "floater::encoder::block_table", "n: expected block < ", blocks(), ", got ", n);
+    (void)checked::extent(L, "floater::encoder::block_table", "L");
     extend(L);
     const auto D = m_p0.cols();
     return m_traj.block(0, static_cast<Eigen::Index>(n) * D, static_cast<Eigen::Index>(L), D);
   }
   /// All N tables, each L x d.
   [[nodiscard]] std::vector<table<T>> tables(std::size_t L) {
+    (void)checked::elements(checked::extent(L, "floater::encoder::tables", "L"), static_cast<std::size_t>(m_p0.size()),
+                            "floater::encoder::tables", "L * blocks * d");
     extend(L);
     std::vector<table<T>> out;
     out.reserve(blocks());
@@ -248,10 +255,13 @@ class encoder {
   }
 
   void reserve_rows(std::size_t L) {
-    const auto need = static_cast<Eigen::Index>(L);
+    constexpr std::string_view where = "floater::encoder::extend";
+    const Eigen::Index need = checked::index(L, where, "L");  // never negative: a wrapped L throws
     if (m_traj.rows() >= need) return;
-    const Eigen::Index cap = std::max(need, 2 * m_traj.rows());
-    matrix<T> grown(cap, m_traj.cols());
+    const auto cols = static_cast<std::size_t>(m_traj.cols());
+    const std::size_t most = max_elements / std::max<std::size_t>(cols, 1);  // rows the bound allows
+    const auto cap = static_cast<Eigen::Index>(std::max<std::size_t>(L, std::min(2 * static_cast<std::size_t>(m_traj.rows()), most)));
+    auto grown = posenc::detail::allocate_matrix<matrix<T>>(static_cast<std::size_t>(cap), cols, where, "L", "blocks * d");
     grown.topRows(static_cast<Eigen::Index>(m_len)) = m_traj.topRows(static_cast<Eigen::Index>(m_len));
     m_traj.swap(grown);
   }

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/table.hpp>
 
@@ -121,6 +122,8 @@ struct mlp {
       : act(a), time1(t1), time2(t2) {
     posenc::detail::require(d >= 1, "floater::mlp", "expected d >= 1, got d = ", d);
     if (hidden == 0) hidden = d;
+    (void)checked::elements(checked::extent(hidden, "floater::mlp", "hidden"), checked::extent(d, "floater::mlp", "d"),
+                            "floater::mlp", "hidden * d");
     const auto D = static_cast<Eigen::Index>(d), Hd = static_cast<Eigen::Index>(hidden);
     w1 = matrix<T>::Zero(Hd, D);
     w1_t = vector<T>::Zero(Hd);
@@ -172,6 +175,10 @@ struct mlp {
   void validate(std::string_view where) const {
     posenc::detail::require(w1.cols() >= 1, where, "expected d >= 1, got d = ", w1.cols());
     posenc::detail::require(w1.rows() >= 1, where, "expected hidden >= 1, got hidden = ", w1.rows());
+    posenc::detail::require(act == activation::relu || act == activation::tanh || act == activation::gelu ||
+                                act == activation::softplus || act == activation::identity,
+                            where, "act: expected relu, tanh, gelu, softplus or identity, got activation(",
+                            static_cast<int>(act), ")");
     const auto D = w1.cols(), Hd = w1.rows();
     posenc::detail::require_shape(w1_t, Hd, 1, where, "w1_t (layer 1 time column)");
     posenc::detail::require_shape(b1, Hd, 1, where, "b1 (layer 1 bias)");
@@ -270,14 +277,16 @@ template <class T>
   constexpr std::string_view where = "floater::xavier_uniform";
   posenc::detail::require<shape_error>(shape.size() >= 2, where, "expected a shape with at least 2 dimensions, got ",
                                        shape.size());
+  for (std::size_t s : shape) posenc::detail::require<shape_error>(s >= 1, where, "shape: expected extents >= 1");
   std::size_t rows = 1, receptive = 1;
-  for (std::size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
-  for (std::size_t i = 2; i < shape.size(); ++i) receptive *= shape[i];
-  for (std::size_t s : shape) posenc::detail::require<shape_error>(s >= 1, where, "expected extents >= 1");
-  const double fan_in = static_cast<double>(shape[1] * receptive), fan_out = static_cast<double>(shape[0] * receptive);
+  for (std::size_t i = 0; i + 1 < shape.size(); ++i) rows = checked::mul(rows, shape[i], where, "shape: rows = prod(shape[:-1])");
+  for (std::size_t i = 2; i < shape.size(); ++i)
+    receptive = checked::mul(receptive, shape[i], where, "shape: receptive field = prod(shape[2:])");
+  const double fan_in = static_cast<double>(shape[1]) * static_cast<double>(receptive),
+               fan_out = static_cast<double>(shape[0]) * static_cast<double>(receptive);
   const double a = gain * std::sqrt(6.0 / (fan_in + fan_out));
   std::uniform_real_distribution<double> ud(-a, a);
-  table<T> p(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(shape.back()));
+  auto p = posenc::detail::allocate_table<T>(rows, shape.back(), where, "shape: rows = prod(shape[:-1])", "shape[-1]");
   for (Eigen::Index i = 0; i < p.rows(); ++i)
     for (Eigen::Index j = 0; j < p.cols(); ++j) p(i, j) = static_cast<T>(ud(rng));
   return p;

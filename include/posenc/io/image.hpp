@@ -164,7 +164,8 @@ inline std::vector<std::byte> png_encode_rgb(std::span<const std::uint8_t> rgb, 
 
 inline void check_png_size(std::size_t width, std::size_t height, std::string_view where) {
   constexpr std::size_t png_max = 0x7FFFFFFF;  // PNG: width and height fit in 31 bits
-  posenc::detail::require(width > 0 && height > 0, where, "image must be at least 1 x 1, got ", width, " x ", height);
+  posenc::detail::require(width > 0 && height > 0, where, "width, height: expected an image of at least 1 x 1, got width = ",
+                          width, ", height = ", height);
   posenc::detail::require(width <= png_max && height <= png_max, where, "PNG width and height are at most ", png_max,
                           ", got ", width, " x ", height);
   // keep the raw scanlines (and the RGB buffer) addressable

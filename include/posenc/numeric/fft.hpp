@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/real_spectrum.hpp>
 
@@ -254,7 +255,12 @@ class plan {
  public:
   explicit plan(std::size_t n) : m_n(n) {
     posenc::detail::require(n >= 1, "fft::plan", "size n must be >= 1, got ", n);
-    posenc::detail::require(n <= (std::size_t{1} << 40), "fft::plan", "size n must be <= 2^40, got ", n);
+    (void)checked::extent(n, "fft::plan", "size n");
+    checked::allocate("fft::plan", "size n", n, 4 * sizeof(T), [&] { init(n); });
+  }
+
+ private:
+  void init(std::size_t n) {
     std::size_t rest = n;
     std::vector<unsigned> radices;
     // Powers of two: radix 8 as far as possible (fewest passes), then 4 and 2 (a leftover 2 with
@@ -310,6 +316,7 @@ class plan {
     m_ui.assign(n, T(0));
   }
 
+ public:
   plan(const plan& o) : plan(o.m_n) {}
   plan& operator=(const plan& o) {
     if (this != &o) *this = plan(o.m_n);

@@ -132,6 +132,7 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
 
   validate_grid(times);
   detail::validate_fixed(policy, where);
+  const std::size_t total_steps = detail::count_fixed_steps(policy, times, where);
   posenc::detail::require<non_finite_error>(B::all_finite(y0), where, "y0 contains NaN or Inf");
   detail::validate_upstream(dL_dy, y0, times.size(), where);
   if constexpr (StateSpace<Param>) default_backend_t<Param>::fill(dL_dtheta, 0);
@@ -143,6 +144,7 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
   };
   constexpr std::size_t npos = static_cast<std::size_t>(-1);
   std::vector<step_info> steps;
+  steps.reserve(total_steps);
   for (std::size_t i = 0; i + 1 < times.size(); ++i) {
     const std::size_t k = detail::substeps_for(policy, times[i], times[i + 1]);
     for (std::size_t j = 0; j < k; ++j) {

@@ -34,6 +34,7 @@ namespace posenc::ode {
 struct fixed_steps {
   std::size_t substeps = 1;
   double max_step = 0;
+  std::size_t max_steps = 10000000;  // steps over the whole grid before step_budget_exceeded
 };
 
 /// Adaptive stepping options (Hairer, Norsett & Wanner, Solving ODEs I, II.4).
@@ -93,15 +94,36 @@ void prepare(Stepper& st, const State& y, std::string_view where) {
   posenc::detail::require<non_finite_error>(B::all_finite(y), where, "the initial state y0 contains NaN or Inf");
 }
 
-/// Number of substeps fixed_steps takes on [t0, t1].
+/// Number of substeps fixed_steps takes on [t0, t1] (at most policy.max_steps: more throws
+/// step_budget_exceeded before the count is converted to an integer).
 template <class T>
-std::size_t substeps_for(const fixed_steps& policy, T t0, T t1) {
+std::size_t substeps_for(const fixed_steps& policy, T t0, T t1, std::string_view where = "fixed_steps") {
   std::size_t k = policy.substeps;
   if (policy.max_step > 0) {
     const double need = std::ceil(std::abs(static_cast<double>(t1 - t0)) / policy.max_step * (1 - 1e-12));
+    if (!(need <= static_cast<double>(policy.max_steps)))
+      posenc::detail::fail<step_budget_exceeded>(where, "max_step = ", policy.max_step, " needs ", need,
+                                                 " steps on [", t0, ", ", t1, "], more than max_steps = ",
+                                                 policy.max_steps);
     k = std::max(k, static_cast<std::size_t>(std::max(1.0, need)));
   }
   return k;
+}
+
+/// Total steps fixed_steps takes over the grid; step_budget_exceeded (naming max_step /
+/// substeps and max_steps) when above policy.max_steps, before any step is taken or stored.
+template <class T>
+std::size_t count_fixed_steps(const fixed_steps& policy, std::span<const T> times, std::string_view where) {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i + 1 < times.size(); ++i) {
+    const std::size_t k = substeps_for(policy, times[i], times[i + 1], where);
+    if (k > policy.max_steps - total)
+      posenc::detail::fail<step_budget_exceeded>(where, "substeps = ", policy.substeps, ", max_step = ", policy.max_step,
+                                                 " need more than max_steps = ", policy.max_steps,
+                                                 " steps over the grid (", times.size() - 1, " intervals)");
+    total += k;
+  }
+  return total;
 }
 
 /// Start time and size of substep s of k on [t0, t1]; the last one lands exactly on t1.
@@ -117,6 +139,7 @@ inline void validate_fixed(const fixed_steps& policy, std::string_view where) {
   posenc::detail::require(policy.substeps >= 1, where, "expected substeps >= 1, got ", policy.substeps);
   posenc::detail::require(policy.max_step >= 0 && std::isfinite(policy.max_step), where,
                           "expected max_step >= 0 (0: unused), got ", policy.max_step);
+  posenc::detail::require(policy.max_steps >= 1, where, "expected max_steps >= 1, got ", policy.max_steps);
 }
 
 template <class B, class State, class T>
@@ -136,6 +159,7 @@ integration_stats integrate(explicit_rk<Scheme, State, Backend>& st, Rhs&& f, St
   constexpr std::string_view where = "integrate(fixed_steps)";
   validate_grid(times, "integrate(fixed_steps): times");
   detail::validate_fixed(policy, where);
+  (void)detail::count_fixed_steps(policy, times, where);
   detail::prepare(st, y, where);
   st.reset_counters();
   integration_stats stats;

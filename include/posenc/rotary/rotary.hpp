@@ -46,6 +46,8 @@ inline plan make_plan(std::size_t cols, const options& opt, std::string_view whe
   posenc::detail::require<non_finite_error>(std::isfinite(opt.first_position) && std::isfinite(opt.position_step),
                                             where, "options.first_position/position_step: expected finite values, got ",
                                             opt.first_position, " and ", opt.position_step);
+  posenc::detail::require(opt.layout == layout::interleaved || opt.layout == layout::half, where,
+                          "options.layout: expected layout::interleaved or layout::half");
   const std::size_t hd = opt.head_dim == 0 ? cols : opt.head_dim;
   posenc::detail::require<shape_error>(hd > 0 && cols % hd == 0, where, "x: expected a column count divisible by head_dim = ",
                                        hd, ", got ", cols, " columns");
@@ -118,6 +120,7 @@ void apply_checked(sinusoidal::table_ref<T> x, std::span<const double> positions
                                          positions.size());
     sinusoidal::detail::require_positions(positions, where);
   }
+  posenc::detail::require_finite(x, where, "x");  // NaN/Inf would pass through the rotation
   apply_inplace(x.data(), static_cast<std::size_t>(x.rows()), static_cast<std::size_t>(x.outerStride()), p, opt,
                 positions);
 }
@@ -168,12 +171,14 @@ posenc::matrix<T> rotation_matrix(double position, std::size_t head_dim, const o
   options o = opt;
   o.head_dim = head_dim;
   posenc::detail::require(head_dim >= 2, where, "head_dim: expected head_dim >= 2, got ", head_dim);
+  (void)checked::extent(head_dim, where, "head_dim");
   const auto p = detail::make_plan(head_dim, o, where);
   posenc::detail::require<non_finite_error>(std::isfinite(position), where, "position: expected a finite position, got ",
                                             position);
   const std::size_t h = p.rotary_dim / 2;
   const auto w = sinusoidal::detail::frequencies_wide(h, detail::table_options(o));
-  posenc::matrix<T> R = posenc::matrix<T>::Identity(static_cast<Eigen::Index>(head_dim), static_cast<Eigen::Index>(head_dim));
+  auto R = posenc::detail::allocate_matrix<posenc::matrix<T>>(head_dim, head_dim, where, "head_dim", "head_dim");
+  R.setIdentity();
   for (std::size_t k = 0; k < h; ++k) {
     sinusoidal::detail::work_t<T> s, c;
     sinusoidal::detail::sincos_angle(static_cast<sinusoidal::detail::wide>(position) * w[k], s, c);

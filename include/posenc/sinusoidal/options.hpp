@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/phase.hpp>
 
@@ -50,6 +51,7 @@ struct options {
 /// first_position or position_step; every message starts with `where`.
 inline std::size_t pair_count(std::size_t d, const options& opt, std::string_view where = "sinusoidal::pair_count") {
   posenc::detail::require(d >= 2, where, "d: expected d >= 2, got ", d);
+  (void)checked::extent(d, where, "d");
   posenc::detail::require(d % 2 == 0 || opt.odd == odd_dimension::zero_pad, where,
                           "d: expected an even d (or options.odd = odd_dimension::zero_pad), got ", d);
   posenc::detail::require<non_finite_error>(std::isfinite(opt.base), where, "options.base: expected a finite base, got ",
@@ -79,7 +81,7 @@ inline std::vector<numeric::wide> frequencies_wide(std::size_t m, const options&
   posenc::detail::require(opt.spacing == spacing::two_k_over_d || opt.spacing == spacing::k_over_half_minus_one, where,
                           "options.spacing: expected spacing::two_k_over_d or spacing::k_over_half_minus_one");
   using wide = numeric::wide;
-  std::vector<wide> w(m);
+  std::vector<wide> w = checked::make_vector<wide>(m, where, "d / 2 frequencies");
   const wide lb = std::log(static_cast<wide>(opt.base));
   const wide denom = opt.spacing == spacing::two_k_over_d
                          ? static_cast<wide>(2 * m)

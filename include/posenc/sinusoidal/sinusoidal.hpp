@@ -379,6 +379,8 @@ void require_buffer(const T* data, std::size_t length, std::size_t d, std::size_
                           " rows");
   posenc::detail::require(stride >= d || length <= 1, where, "row_stride: expected row_stride >= d = ", d, ", got ",
                           stride);
+  (void)checked::extent(length, where, "length");
+  if (length > 1) (void)checked::elements(length, stride, where, "length * row_stride");
 }
 
 inline void require_positions(std::span<const double> positions, std::string_view where) {
@@ -405,7 +407,7 @@ template <class T = double>
 posenc::vector<T> frequencies(std::size_t d, const options& opt = {}) {
   const std::size_t m = pair_count(d, opt, "sinusoidal::frequencies");
   const auto w = detail::frequencies_wide(m, opt);
-  posenc::vector<T> r(static_cast<Eigen::Index>(m));
+  auto r = posenc::detail::allocate_vector<posenc::vector<T>>(m, "sinusoidal::frequencies", "d / 2");
   for (std::size_t k = 0; k < m; ++k) r[static_cast<Eigen::Index>(k)] = static_cast<T>(w[k]);
   return r;
 }
@@ -436,7 +438,7 @@ template <class T = double>
   requires std::floating_point<T>
 posenc::table<T> table(std::size_t length, std::size_t d, const options& opt = {}) {
   pair_count(d, opt, "sinusoidal::table");
-  posenc::table<T> out(static_cast<Eigen::Index>(length), static_cast<Eigen::Index>(d));
+  auto out = posenc::detail::allocate_table<T>(length, d, "sinusoidal::table", "length", "d");
   detail::fill_unchecked(out.data(), length, d, d, opt);
   return out;
 }
@@ -461,7 +463,7 @@ posenc::table<T> table_at(std::span<const double> positions, std::size_t d, cons
   constexpr std::string_view where = "sinusoidal::table_at";
   pair_count(d, opt, where);
   detail::require_positions(positions, where);
-  posenc::table<T> out(static_cast<Eigen::Index>(positions.size()), static_cast<Eigen::Index>(d));
+  auto out = posenc::detail::allocate_table<T>(positions.size(), d, where, "positions.size()", "d");
   detail::fill_at_unchecked(positions, out.data(), d, d, opt);
   return out;
 }
@@ -498,7 +500,8 @@ posenc::matrix<T> rotation(double phi, std::size_t d, const options& opt = {}) {
   const std::size_t m = pair_count(d, opt, where);
   posenc::detail::require<non_finite_error>(std::isfinite(phi), where, "phi: expected a finite offset, got ", phi);
   const auto w = detail::frequencies_wide(m, opt);
-  posenc::matrix<T> M = posenc::matrix<T>::Zero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+  auto M = posenc::detail::allocate_matrix<posenc::matrix<T>>(d, d, where, "d", "d");
+  M.setZero();
   for (std::size_t k = 0; k < m; ++k) {
     detail::work_t<T> s, c;
     detail::sincos_angle(static_cast<detail::wide>(phi) * w[k], s, c);
@@ -520,7 +523,8 @@ template <class T = double>
 posenc::matrix<T> generator(std::size_t d, const options& opt = {}) {
   const std::size_t m = pair_count(d, opt, "sinusoidal::generator");
   const auto w = detail::frequencies_wide(m, opt);
-  posenc::matrix<T> A = posenc::matrix<T>::Zero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+  auto A = posenc::detail::allocate_matrix<posenc::matrix<T>>(d, d, "sinusoidal::generator", "d", "d");
+  A.setZero();
   for (std::size_t k = 0; k < m; ++k) {
     const auto [js, jc] = detail::columns(k, m, opt.layout);
     A(static_cast<Eigen::Index>(js), static_cast<Eigen::Index>(jc)) = static_cast<T>(w[k]);

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/fft.hpp>
 #include <posenc/encoding/table.hpp>
@@ -77,6 +78,8 @@ class toeplitz_matrix {
     static constexpr const char* where = "toeplitz::toeplitz_matrix";
     posenc::detail::require(rows >= 1, where, "rows must be >= 1, got ", rows);
     posenc::detail::require(cols >= 1, where, "cols must be >= 1, got ", cols);
+    (void)checked::extent(rows, where, "rows");  // so rows + cols - 1 cannot wrap
+    (void)checked::extent(cols, where, "cols");
     posenc::detail::require<shape_error>(coefficients.cols() == 1 || coefficients.rows() == 1, where,
                                          "coefficients must be a vector, got shape [", coefficients.rows(), ", ",
                                          coefficients.cols(), "]");
@@ -145,7 +148,8 @@ class toeplitz_matrix {
 
   /// The dense m x n matrix (row-major), O(m n) memory.
   [[nodiscard]] posenc::matrix<S> dense() const {
-    posenc::matrix<S> d(static_cast<Eigen::Index>(m_rows), static_cast<Eigen::Index>(m_cols));
+    auto d = posenc::detail::allocate_matrix<posenc::matrix<S>>(m_rows, m_cols, "toeplitz::toeplitz_matrix::dense",
+                                                                "rows", "cols");
     for (std::size_t i = 0; i < m_rows; ++i) d.row(static_cast<Eigen::Index>(i)) = row(i).transpose();
     return d;
   }
@@ -185,7 +189,8 @@ class circulant_matrix {
   }
   [[nodiscard]] posenc::matrix<S> dense() const {
     const Eigen::Index n = m_c.size();
-    posenc::matrix<S> d(n, n);
+    auto d = posenc::detail::allocate_matrix<posenc::matrix<S>>(size(), size(), "toeplitz::circulant_matrix::dense", "size",
+                                                                "size");
     for (Eigen::Index j = 0; j < n; ++j)
       for (Eigen::Index k = 0; k < n; ++k) d(j, k) = m_c[((j - k) % n + n) % n];
     return d;
@@ -217,11 +222,13 @@ class circulant_matrix {
 template <scalar S>
 [[nodiscard]] circulant_matrix<S> circulant_embedding(const toeplitz_matrix<S>& B, std::size_t size, S fill = S(0)) {
   const std::size_t m = B.rows(), n = B.cols();
+  (void)checked::extent(size, "toeplitz::circulant_embedding", "size");
   posenc::detail::require(size >= m + n - 1, "toeplitz::circulant_embedding", "size must be >= rows+cols-1 = ",
                           m + n - 1, ", got ", size);
   posenc::detail::require<non_finite_error>(std::isfinite(std::abs(fill)), "toeplitz::circulant_embedding",
                                             "fill must be finite");
-  coeff_vector<S> c = coeff_vector<S>::Constant(static_cast<Eigen::Index>(size), fill);
+  auto c = posenc::detail::allocate_vector<coeff_vector<S>>(size, "toeplitz::circulant_embedding", "size");
+  c.setConstant(fill);
   for (std::size_t i = 0; i < m; ++i) c[static_cast<Eigen::Index>(i)] = B.coefficient(-static_cast<std::ptrdiff_t>(i));
   for (std::size_t d = 1; d < n; ++d) c[static_cast<Eigen::Index>(size - d)] = B.coefficient(static_cast<std::ptrdiff_t>(d));
   return circulant_matrix<S>(c);
@@ -256,8 +263,10 @@ template <std::floating_point T>
 [[nodiscard]] posenc::matrix<std::complex<T>> proposition1_G(std::size_t n,
                                                              prop1_convention conv = prop1_convention::proposition) {
   posenc::detail::require(n >= 1, "toeplitz::proposition1_G", "n must be >= 1, got ", n);
+  (void)checked::extent(n, "toeplitz::proposition1_G", "n");
   const std::uint64_t N = 2 * std::uint64_t(n);
-  posenc::matrix<std::complex<T>> G(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(N));
+  auto G = posenc::detail::allocate_matrix<posenc::matrix<std::complex<T>>>(n, static_cast<std::size_t>(N),
+                                                                            "toeplitz::proposition1_G", "n", "2n");
   const T scale = T(1) / static_cast<T>(N);
   for (std::uint64_t j = 0; j < n; ++j)
     for (std::uint64_t k = 0; k < N; ++k) {
@@ -436,6 +445,7 @@ class product_plan {
   static std::size_t choose_size(const toeplitz_matrix<S>& B, std::size_t want) {
     const std::size_t need = B.rows() + B.cols() - 1;
     if (want == 0) return need == 1 ? 2 : 2 * fft::next_fast_size((need + 1) / 2);
+    (void)checked::extent(want, "toeplitz::product_plan", "fft_size");
     posenc::detail::require(want >= need, "toeplitz::product_plan", "fft_size must be 0 (automatic) or >= rows+cols-1 = ",
                             need, ", got ", want);
     return want;
@@ -533,6 +543,8 @@ template <scalar S, class DX>
 template <class Derived>
 [[nodiscard]] auto from_relative_bias(std::size_t rows, std::size_t cols, const Eigen::MatrixBase<Derived>& biases) {
   using S = typename Derived::Scalar;
+  (void)checked::extent(rows, "toeplitz::from_relative_bias", "rows");
+  (void)checked::extent(cols, "toeplitz::from_relative_bias", "cols");
   return toeplitz_matrix<S>(rows, cols, biases);
 }
 
@@ -545,10 +557,12 @@ template <class Derived, class Bucket>
   using S = typename Derived::Scalar;
   static constexpr const char* where = "toeplitz::from_bucketed_bias";
   posenc::detail::require(rows >= 1 && cols >= 1, where, "rows and cols must be >= 1, got ", rows, " and ", cols);
+  (void)checked::extent(rows, where, "rows");
+  (void)checked::extent(cols, where, "cols");
   posenc::detail::require<shape_error>(table.size() >= 1 && (table.rows() == 1 || table.cols() == 1), where,
                                        "table must be a non-empty vector of per-bucket biases, got shape [",
                                        table.rows(), ", ", table.cols(), "]");
-  coeff_vector<S> b(static_cast<Eigen::Index>(rows + cols - 1));
+  auto b = posenc::detail::allocate_vector<coeff_vector<S>>(rows + cols - 1, where, "rows + cols - 1");
   for (std::ptrdiff_t d = -static_cast<std::ptrdiff_t>(rows - 1); d <= static_cast<std::ptrdiff_t>(cols - 1); ++d) {
     const auto q = bucket(d);
     static_assert(std::is_integral_v<std::remove_cvref_t<decltype(q)>>, "bucket(offset) must return an integer");

@@ -37,11 +37,13 @@ struct attention_parameters {
 /// BERT initialisation (N(0, 0.02) weights, zero biases) for width d.
 template <class T>
 [[nodiscard]] attention_parameters<T> make_attention_parameters(Index d, std::uint64_t seed = 1) {
-  posenc::detail::require(d >= 1, "tupe::make_attention_parameters", "d: expected >= 1, got ", d);
+  constexpr std::string_view where = "tupe::make_attention_parameters";
+  posenc::detail::require(d >= 1, where, "d: expected >= 1, got ", d);
+  const auto D = static_cast<std::size_t>(checked::extent(d, where, "d"));
   std::mt19937_64 gen(seed);
   std::normal_distribution<double> normal(0.0, 0.02);
   attention_parameters<T> w;
-  w.in_proj_weight.resize(3 * d, d);
+  w.in_proj_weight = posenc::detail::allocate_matrix<matrix<T>>(3 * D, D, where, "3 d", "d");
   for (Index i = 0; i < w.in_proj_weight.size(); ++i) w.in_proj_weight.data()[i] = static_cast<T>(normal(gen));
   w.in_proj_bias = vector<T>::Zero(3 * d);
   w.out_proj_weight.resize(d, d);

@@ -12,6 +12,7 @@
 
 #include <Eigen/Core>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/hd.hpp>
 
@@ -37,11 +38,16 @@ struct bucket_spec {
   [[nodiscard]] POSENC_HD constexpr int max_exact() const noexcept { return per_direction() / 2; }
 };
 
+/// Upper bound on bucket_spec::num_buckets (so num_buckets + 1 rows of biases cannot overflow int).
+inline constexpr int max_num_buckets = 1 << 20;
+
 /// Throws posenc::invalid_argument unless `spec` is usable: bidirectional needs an even
 /// num_buckets >= 4 (the reference asserts evenness; with 2 buckets max_exact = 0 and the log
 /// branch divides by zero), unidirectional needs num_buckets >= 2, and max_distance must exceed
 /// max_exact (otherwise log(max_distance / max_exact) <= 0 and the bins are undefined).
 inline void validate(const bucket_spec& spec, std::string_view where) {
+  posenc::detail::require(spec.num_buckets <= max_num_buckets, where, "bucket_spec.num_buckets: expected <= ",
+                          max_num_buckets, " (tupe::max_num_buckets), got ", spec.num_buckets);
   if (spec.bidirectional) {
     posenc::detail::require(spec.num_buckets >= 4 && spec.num_buckets % 2 == 0, where,
                     "bucket_spec.num_buckets: expected an even number >= 4 for bidirectional buckets, got ",
@@ -98,7 +104,8 @@ inline void validate(const bucket_spec& spec, std::string_view where) {
   constexpr std::string_view where = "tupe::relative_bucket_offsets";
   validate(spec, where);
   posenc::detail::require(n >= 1, where, "n: expected a sequence length >= 1, got ", n);
-  std::vector<int> out(static_cast<std::size_t>(2 * n - 1));
+  (void)checked::extent(n, where, "n");  // so 2n - 1 cannot overflow
+  std::vector<int> out = checked::make_vector<int>(static_cast<std::size_t>(2 * n - 1), where, "2n - 1 offsets");
   for (Eigen::Index k = 0; k < 2 * n - 1; ++k)
     out[static_cast<std::size_t>(k)] = bucket_unchecked(static_cast<std::int64_t>(k - (n - 1)), spec);
   return out;

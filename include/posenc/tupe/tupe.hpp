@@ -24,6 +24,7 @@
 
 #include <Eigen/Core>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/tupe/relative_bucket.hpp>
 #include <posenc/encoding/table.hpp>
@@ -87,6 +88,9 @@ struct config {
 inline void validate(const config& cfg, std::string_view where) {
   posenc::detail::require(cfg.d >= 1, where, "config.d: expected >= 1, got ", cfg.d);
   posenc::detail::require(cfg.heads >= 1, where, "config.heads: expected >= 1, got ", cfg.heads);
+  (void)checked::elements(static_cast<std::size_t>(checked::extent(cfg.d, where, "config.d")),
+                          static_cast<std::size_t>(cfg.d), where, "config.d * config.d (the projection weights)");
+  (void)checked::extent(cfg.heads, where, "config.heads");
   posenc::detail::require(cfg.d % cfg.heads == 0, where, "config.d: expected a multiple of config.heads = ", cfg.heads,
                   ", got d = ", cfg.d);
   posenc::detail::require(std::isfinite(cfg.ln_eps) && cfg.ln_eps > 0, where,
@@ -134,13 +138,15 @@ template <class T>
   constexpr std::string_view where = "tupe::make_parameters";
   validate(cfg, where);
   posenc::detail::require(max_len >= 1, where, "max_len: expected >= 1, got ", max_len);
+  (void)checked::extent(max_len, where, "max_len");  // so rows_needed(max_len) cannot overflow
   std::mt19937_64 gen(seed);
   std::normal_distribution<double> normal(0.0, 0.02);
   auto fill = [&](auto& m) {
     for (Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<T>(normal(gen));
   };
   parameters<T> p;
-  p.pos.resize(cfg.rows_needed(max_len), cfg.d);
+  p.pos = posenc::detail::allocate_table<T>(static_cast<std::size_t>(cfg.rows_needed(max_len)),
+                                           static_cast<std::size_t>(cfg.d), where, "max_len rows", "config.d");
   fill(p.pos);
   p.pos_ln_weight = vector<T>::Ones(cfg.d);
   p.pos_ln_bias = vector<T>::Zero(cfg.d);
@@ -202,11 +208,15 @@ class head_stack {
   /// Reshapes to [heads, n, n]; keeps the allocation when the total size is unchanged. Contents
   /// are unspecified afterwards.
   void resize(Index heads, Index n) {
-    posenc::detail::require(heads >= 0 && n >= 0, "tupe::head_stack::resize", "expected heads, n >= 0, got heads = ", heads,
-                    ", n = ", n);
+    constexpr std::string_view where = "tupe::head_stack::resize";
+    posenc::detail::require(heads >= 0 && n >= 0, where, "expected heads, n >= 0, got heads = ", heads, ", n = ", n);
+    const auto H = static_cast<std::size_t>(checked::extent(heads, where, "heads")),
+               N = static_cast<std::size_t>(checked::extent(n, where, "n"));
+    const auto total = static_cast<Index>(checked::elements(checked::mul(H, N, where, "heads * n * n"), N, where, "heads * n * n"));
+    if (m_data.size() != total)
+      checked::allocate(where, "heads * n * n", static_cast<std::size_t>(total), sizeof(T), [&] { m_data.resize(total); });
     m_heads = heads;
     m_n = n;
-    if (m_data.size() != heads * n * n) m_data.resize(heads * n * n);
   }
   [[nodiscard]] Index heads() const noexcept { return m_heads; }
   /// The sequence length n.
@@ -257,6 +267,10 @@ void validate_parameters(const config& cfg, const parameters<T>& p, detail::pos_
   posenc::detail::require<shape_error>(pos.cols() == cfg.d, where, "position table: expected ", cfg.d,
                                " columns (config.d), got ", pos.cols());
   posenc::detail::require(n >= 1, where, "n: expected a sequence length >= 1, got ", n);
+  (void)checked::extent(n, where, "n");  // so rows_needed(n), 2n - 1 and H n^2 cannot overflow
+  (void)checked::elements(checked::mul(static_cast<std::size_t>(cfg.heads), static_cast<std::size_t>(n), where,
+                                       "config.heads * n * n"),
+                          static_cast<std::size_t>(n), where, "config.heads * n * n");
   posenc::detail::require<shape_error>(cfg.rows_needed(n) <= pos.rows(), where, "n = ", n, ": the position table has ",
                                        pos.rows(), " rows but the sequence needs ", cfg.rows_needed(n),
                                        cfg.cls == cls_reset::reference ? " (n + 1: reference [CLS] reset)" : " (n)");
