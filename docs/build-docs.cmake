@@ -3,7 +3,7 @@
 # directory, collecting the PNG files they write), then Doxygen with warnings as errors, then
 # checks the site. Run with cmake -P (see docs/CMakeLists.txt):
 #   -DDOXYGEN=<doxygen> -DDOXYFILE=<configured Doxyfile> -DOUT_DIR=<out> -DIMAGE_DIR=<dir>
-#   -DDOCS_DIR=<source docs/> -DPROGRAMS=<prog1|prog2|...>
+#   -DDOCS_DIR=<source docs/> -DPROGRAMS=<prog1|prog2|...> -DMATHJAX_DIR=<MathJax 2 directory>
 cmake_minimum_required(VERSION 3.24)
 string(REPLACE "|" ";" PROGRAMS "${PROGRAMS}")
 
@@ -59,6 +59,33 @@ endif()
 # ---- the site -----------------------------------------------------------------------------------
 if(NOT EXISTS "${OUT_DIR}/html/index.html")
   message(FATAL_ERROR "no ${OUT_DIR}/html/index.html")
+endif()
+
+# MathJax 2 into html/mathjax (MATHJAX_RELPATH): what the TeX input, the HTML-CSS output with its
+# TeX fonts and the extensions the pages load need (about 2.5 MB of the package's 54 MB).
+if(NOT EXISTS "${MATHJAX_DIR}/MathJax.js")
+  message(FATAL_ERROR "MATHJAX_DIR=${MATHJAX_DIR} holds no MathJax.js")
+endif()
+set(mj "${OUT_DIR}/html/mathjax")
+file(MAKE_DIRECTORY "${mj}")
+file(COPY "${MATHJAX_DIR}/MathJax.js" DESTINATION "${mj}")
+foreach(d extensions jax/input/TeX jax/element/mml jax/output/HTML-CSS fonts/HTML-CSS/TeX/woff
+          fonts/HTML-CSS/TeX/otf localization/en)
+  get_filename_component(parent "${mj}/${d}" DIRECTORY)
+  file(COPY "${MATHJAX_DIR}/${d}" DESTINATION "${parent}" FOLLOW_SYMLINK_CHAIN
+       PATTERN "fonts/Asana-Math" EXCLUDE PATTERN "fonts/Gyre-*" EXCLUDE PATTERN "fonts/Latin-Modern" EXCLUDE
+       PATTERN "fonts/Neo-Euler" EXCLUDE PATTERN "fonts/STIX*" EXCLUDE)
+endforeach()
+foreach(f extensions/TeX/AMSmath.js extensions/TeX/AMSsymbols.js extensions/tex2jax.js jax/input/TeX/jax.js
+          jax/output/HTML-CSS/jax.js)
+  if(NOT EXISTS "${mj}/${f}")
+    message(FATAL_ERROR "MathJax in ${MATHJAX_DIR} has no ${f}; the formulas would not render")
+  endif()
+endforeach()
+# Every page loads MathJax from the site (no CDN).
+file(STRINGS "${OUT_DIR}/html/index.html" mjline REGEX "MathJax\\.js")
+if(NOT mjline MATCHES "src=\"mathjax/MathJax\\.js\"")
+  message(FATAL_ERROR "index.html does not load mathjax/MathJax.js from the site: ${mjline}")
 endif()
 # Every hand-written page became an HTML page (a page without a `# Title {#id}` heading, or a file
 # Doxygen skipped, would be missing from the site).
