@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# pkg-config route, against a prefix holding posenc's .pc files (the CMake install tree, or the
-# vcpkg-style tree of the port):
+# pkg-config route, against a directory of posenc's .pc files: <prefix>/share/pkgconfig of the CMake
+# install tree or of the vcpkg-style tree of the port, or the folder Conan's PkgConfigDeps wrote:
 #   - the .pc files present are exactly NAMES (the names CMake, Conan and vcpkg all use);
 #   - every one reports the project's version and has no -std in its Cflags;
 #   - posenc-core works with nothing else on the pkg-config path (no eigen3), posenc needs eigen3;
@@ -10,19 +10,30 @@
 #   - the core consumer (ODE toolkit) runs with posenc-core's flags, the minimal encodings
 #     program with posenc's.
 # Run with cmake -P:
-#   -DPREFIX=<prefix> -DCXX=<compiler> -DSOURCE_DIR=<posenc source> -DWORK_DIR=<scratch>
-#   -DVERSION=<x.y.z> -DNAMES=posenc-core,posenc,...
+#   -DPREFIX=<prefix> (or -DPC_DIR=<directory of .pc files>) -DCXX=<compiler> -DSOURCE_DIR=<posenc source>
+#   -DWORK_DIR=<scratch> -DVERSION=<x.y.z> -DNAMES=posenc-core,posenc,...
+#   -DOTHERS=ON   other packages' .pc files are in PC_DIR too (Conan): only posenc*.pc are compared,
+#                 and posenc is not expected to fail there without the system's eigen3
 cmake_minimum_required(VERSION 3.24)
 find_program(PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
-set(ENV{PKG_CONFIG_PATH} "${PREFIX}/share/pkgconfig")
+if(NOT PC_DIR)
+  set(PC_DIR "${PREFIX}/share/pkgconfig")
+endif()
+set(ENV{PKG_CONFIG_PATH} "${PC_DIR}")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 string(REPLACE "," ";" NAMES "${NAMES}")
 set(errors "")
 
 # ---- the names ---------------------------------------------------------------------------------
-file(GLOB pcs RELATIVE "${PREFIX}/share/pkgconfig" "${PREFIX}/share/pkgconfig/*.pc" )
-file(GLOB libpcs "${PREFIX}/lib/pkgconfig/posenc*.pc")
+if(OTHERS)
+  file(GLOB pcs RELATIVE "${PC_DIR}" "${PC_DIR}/posenc*.pc")
+else()
+  file(GLOB pcs RELATIVE "${PC_DIR}" "${PC_DIR}/*.pc")
+endif()
+if(PREFIX)
+  file(GLOB libpcs "${PREFIX}/lib/pkgconfig/posenc*.pc")
+endif()
 if(libpcs)
   string(APPEND errors "  .pc files under lib/pkgconfig (a header-only package installs them in share/): ${libpcs}\n")
 endif()
@@ -31,7 +42,7 @@ list(SORT pcs)
 set(want ${NAMES})
 list(SORT want)
 if(NOT pcs STREQUAL want)
-  string(APPEND errors "  ${PREFIX}/share/pkgconfig has {${pcs}}, expected {${want}}\n")
+  string(APPEND errors "  ${PC_DIR} has {${pcs}}, expected {${want}}\n")
 endif()
 
 function(pc_query out)
@@ -47,7 +58,7 @@ foreach(pc IN LISTS NAMES)
   if(NOT ver_RC EQUAL 0 OR NOT ver STREQUAL VERSION)
     string(APPEND errors "  pkg-config --modversion ${pc}: '${ver}' (expected ${VERSION}) ${ver_ERR}\n")
   endif()
-  file(STRINGS "${PREFIX}/share/pkgconfig/${pc}.pc" cflags_line REGEX "^Cflags:")
+  file(STRINGS "${PC_DIR}/${pc}.pc" cflags_line REGEX "^Cflags:")
   if(cflags_line MATCHES "-std")
     string(APPEND errors "  ${pc}.pc: Cflags chooses the standard: ${cflags_line}\n")
   endif()
@@ -57,12 +68,12 @@ if(errors)
 endif()
 
 # ---- posenc-core needs nothing else; posenc needs eigen3 ---------------------------------------
-set(ENV{PKG_CONFIG_LIBDIR} "${PREFIX}/share/pkgconfig")  # only this prefix: no system eigen3.pc
+set(ENV{PKG_CONFIG_LIBDIR} "${PC_DIR}")  # only this directory: no system eigen3.pc
 pc_query(core_alone --cflags posenc-core)
 if(NOT core_alone_RC EQUAL 0)
   message(FATAL_ERROR "posenc-core is not usable on its own: ${core_alone_ERR}")
 endif()
-if("posenc" IN_LIST NAMES)
+if("posenc" IN_LIST NAMES AND NOT OTHERS)
   pc_query(eigen_alone --cflags posenc)
   if(eigen_alone_RC EQUAL 0 OR NOT eigen_alone_ERR MATCHES "eigen3")
     message(FATAL_ERROR "posenc without eigen3 on the pkg-config path should fail naming eigen3: ${eigen_alone_ERR}")
@@ -138,4 +149,4 @@ if("posenc" IN_LIST NAMES)
   list(APPEND checked "${ran}")
 endif()
 list(JOIN checked "\n  " checked)
-message(STATUS "pkg-config files {${NAMES}} in ${PREFIX}:\n  ${checked}")
+message(STATUS "pkg-config files {${NAMES}} in ${PC_DIR}:\n  ${checked}")
