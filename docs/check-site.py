@@ -248,6 +248,8 @@ def failed_loads(events):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--html", required=True, type=pathlib.Path)
+    ap.add_argument("--self-test", action="store_true",
+                    help="check a generated site with one defect per page (MathJax from --html/mathjax)")
     ap.add_argument("--chromium", required=True)
     ap.add_argument("--shots", type=pathlib.Path)
     ap.add_argument("--screenshot", nargs="*", default=[])
@@ -259,13 +261,20 @@ def main():
     ap.add_argument("--height", type=int, default=900)
     args = ap.parse_args()
 
-    root = args.html.resolve()
+    if args.self_test:
+        return self_test(args)
+    problems = check(args, args.html.resolve())
+    return 1 if problems is None or problems else 0
+
+
+def check(args, root):
+    """Checks every page of the site in root; returns {page: [problems]} (None: no pages)."""
     pages = sorted(p.name for p in root.glob("*.html"))
     if args.only:
         pages = [p for p in pages if p in args.only]
     if not pages:
         print(f"no HTML pages in {root}")
-        return 1
+        return None
     t0 = time.monotonic()
     browser = Browser(args.chromium, args.width, args.height)
     problems = {}
@@ -353,7 +362,7 @@ def main():
         browser.close()
     if failures:
         print("the browser could not be driven: " + "; ".join(failures))
-        return 1
+        return None
     formulas, rendered = counts["formulas"], counts["rendered"]
 
     # Internal links: the file exists and, for a page of the site, the anchor is on it.
@@ -383,8 +392,67 @@ def main():
         for name in sorted(problems):
             for p in sorted(set(problems[name])):
                 print(f"  {name}: {p}")
+    return problems
+
+
+# The self-test: a small site with one defect per page (and one page without any), checked with
+# the built site's MathJax; each defect must be reported on its page and nothing on the good one.
+SELF_TEST_HEAD = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>{name}</title>
+<script type="text/x-mathjax-config">
+MathJax.Hub.Config({{ extensions: ["tex2jax.js", "TeX/AMSmath.js", "TeX/AMSsymbols.js"],
+                      jax: ["input/TeX","output/HTML-CSS"] }});
+</script>{script}</head><body>
+"""
+MATHJAX_TAG = '<script type="text/javascript" async="async" src="mathjax/MathJax.js"></script>'
+# a 1 x 1 PNG
+PIXEL = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+SELF_TEST_PAGES = {
+    # page: (body, the problems that must be reported (substrings); none for the good page)
+    "good.html": ('<h1 id="top">Good</h1><p>\\(\\tfrac{1}{2} + \\operatorname{tr} A\\)</p>'
+                  '<p><b><code>backprop(dL_dP)</code></b> and \\[x^2\\]</p><table><tr><td>a</td><td>b</td></tr></table>'
+                  '<p><img src="pixel.png" alt="pixel"> <a href="leaked.html#here">link</a></p>', []),
+    "tex_error.html": ("<p>\\(\\undefinedmacro x\\)</p>", ["MathJax error"]),
+    "leaked.html": ('<p id="here">we denote P as an \\_form#80 matrix</p>', ["leaked formula placeholder"]),
+    "stars.html": ("<ul><li>**<code>backprop(dL_dP)</code>** — reverse mode</li></ul>", ["literal **"]),
+    "table.html": ("<p>| option | values |\n| <code>layout</code> | interleaved |</p>", ["Markdown table"]),
+    "image.html": ('<p><img src="missing.png" alt="missing"></p>', ["missing.png"]),
+    "links.html": ('<p><a href="nowhere.html">a</a> <a href="good.html#nope">b</a></p>', ["dead link", "dead anchor"]),
+    "untypeset.html": ("<p>the rule \\(x^2\\) without MathJax</p>", ["TeX not typeset"]),
+    "backslash.html": ("<p>\\(\\text{num\\_buckets}\\)</p>", ["backslash in a typeset formula"]),
+}
+
+
+def self_test(args):
+    mathjax = args.html.resolve() / "mathjax"
+    if not (mathjax / "MathJax.js").exists():
+        print(f"self-test: no MathJax in {mathjax} (build the site first)")
         return 1
-    return 0
+    with tempfile.TemporaryDirectory(prefix="posenc-check-site-") as tmp:
+        site = pathlib.Path(tmp)
+        (site / "mathjax").symlink_to(mathjax, target_is_directory=True)
+        (site / "pixel.png").write_bytes(PIXEL)
+        for name, (body, _) in SELF_TEST_PAGES.items():
+            script = "" if name == "untypeset.html" else MATHJAX_TAG
+            (site / name).write_text(SELF_TEST_HEAD.format(name=name, script=script) + body + "</body></html>",
+                                     encoding="utf-8")
+        args.only = None
+        args.screenshot = []
+        problems = check(args, site)
+        if problems is None:
+            return 1
+        bad = []
+        for name, (_, expected) in SELF_TEST_PAGES.items():
+            got = " | ".join(problems.get(name, []))
+            if not expected and got:
+                bad.append(f"{name}: reported although it has no defect: {got}")
+            for e in expected:
+                if e not in got:
+                    bad.append(f"{name}: '{e}' not reported (got: {got or 'nothing'})")
+        if bad:
+            print("self-test FAILED:\n  " + "\n  ".join(bad))
+            return 1
+        print(f"self-test: each of the {len(SELF_TEST_PAGES) - 1} defects reported on its page, none on good.html")
+        return 0
 
 
 if __name__ == "__main__":
