@@ -4,12 +4,13 @@
 #
 #   conan create . -s compiler.cppstd=20 -o "posenc/*:with_xtensor=True"
 #
-# Components (CMakeDeps targets match the upstream CMake package):
-#   posenc::posenc   core + ODE toolkit (standard library only)
-#   posenc::eigen    encodings and the Eigen state adapter        (option with_eigen, default)
-#   posenc::xtensor  xtensor state adapter                         (option with_xtensor)
-#   posenc::odeint   Boost.Odeint bridge                           (option with_odeint)
-#   posenc::thrust   Thrust backend; CCCL comes from the CUDA toolkit, found by find_package(CCCL)
+# Components (CMakeDeps targets match the upstream CMake package; PkgConfigDeps names match its
+# .pc files):
+#   posenc::posenc   posenc-core.pc     core + ODE toolkit (standard library only)
+#   posenc::eigen    posenc.pc          encodings and the Eigen state adapter  (option with_eigen, default)
+#   posenc::xtensor  posenc-xtensor.pc  xtensor state adapter                   (option with_xtensor)
+#   posenc::odeint   posenc-odeint.pc   Boost.Odeint bridge                     (option with_odeint)
+#   posenc::thrust   posenc-thrust.pc   Thrust backend; CCCL comes from the CUDA toolkit, found by find_package(CCCL)
 #                    in a CMake build module (CCI's thrust recipe is the old 1.x line)   (with_thrust)
 import os
 import re
@@ -109,7 +110,11 @@ class PosencConan(ConanFile):
         self.cpp_info.set_property("cmake_file_name", "posenc")
         # The aggregate target; the upstream names are the components' targets below.
         self.cpp_info.set_property("cmake_target_name", "posenc::all")
-        self.cpp_info.set_property("pkg_config_name", "posenc-all")
+        # pkg-config names are those of `cmake --install` and the vcpkg port: posenc-core,
+        # posenc (the encodings, with eigen3), posenc-<adapter>. The aggregate takes the name of
+        # the widest of core/eigen, so PkgConfigDeps writes no extra file for it (a component's
+        # file wins over the package's of the same name).
+        self.cpp_info.set_property("pkg_config_name", "posenc" if self.options.with_eigen else "posenc-core")
         self.cpp_info.bindirs = []
         self.cpp_info.libdirs = []
 

@@ -3,7 +3,7 @@
 # directory, collecting the PNG files they write), then Doxygen with warnings as errors, then
 # checks the site. Run with cmake -P (see docs/CMakeLists.txt):
 #   -DDOXYGEN=<doxygen> -DDOXYFILE=<configured Doxyfile> -DOUT_DIR=<out> -DIMAGE_DIR=<dir>
-#   -DDOCS_DIR=<source docs/> -DPROGRAMS=<prog1|prog2|...>
+#   -DDOCS_DIR=<source docs/> -DPROGRAMS=<prog1|prog2|...> -DMATHJAX_DIR=<MathJax 2 directory>
 cmake_minimum_required(VERSION 3.24)
 string(REPLACE "|" ";" PROGRAMS "${PROGRAMS}")
 
@@ -40,6 +40,36 @@ foreach(p IN LISTS PROGRAMS)
 endforeach()
 list(LENGTH made n)
 message(STATUS "pictures from the examples (${n}): ${made}")
+# The PNG writer compresses (posenc/io/deflate.hpp): each picture's size against what the same
+# image took with stored (uncompressed) deflate blocks, the writer's former output: 8-byte
+# signature, IHDR and IEND chunks, one 12-byte chunk frame per MiB of IDAT, and a zlib stream of
+# 2 + raw + 5 per 65535-byte block + 4 bytes, raw = height * (3 * width + 1). In all >= 10x.
+set(stored_total 0)
+set(png_total 0)
+foreach(png IN LISTS made)
+  file(READ "${IMAGE_DIR}/${png}" ihdr OFFSET 16 LIMIT 8 HEX)
+  string(SUBSTRING "${ihdr}" 0 8 w)
+  string(SUBSTRING "${ihdr}" 8 8 h)
+  math(EXPR w "0x${w}")
+  math(EXPR h "0x${h}")
+  math(EXPR raw "${h} * (3 * ${w} + 1)")
+  math(EXPR z "2 + ${raw} + 5 * ((${raw} + 65534) / 65535) + 4")
+  math(EXPR stored "8 + 25 + 12 + 12 * ((${z} + 1048575) / 1048576) + ${z}")
+  file(SIZE "${IMAGE_DIR}/${png}" size)
+  math(EXPR ratio10 "10 * ${stored} / ${size}")
+  string(REGEX REPLACE "([0-9])$" ".\\1" ratio "${ratio10}")
+  message(STATUS "  ${png}: ${w} x ${h}, ${size} bytes (stored blocks: ${stored}, ${ratio}x)")
+  math(EXPR stored_total "${stored_total} + ${stored}")
+  math(EXPR png_total "${png_total} + ${size}")
+endforeach()
+if(png_total GREATER 0)
+  math(EXPR ratio10 "10 * ${stored_total} / ${png_total}")
+  string(REGEX REPLACE "([0-9])$" ".\\1" ratio "${ratio10}")
+  message(STATUS "pictures: ${png_total} bytes, ${ratio}x smaller than stored blocks (${stored_total} bytes)")
+  if(ratio10 LESS 100)
+    message(FATAL_ERROR "the examples' pictures compress only ${ratio}x (at least 10x expected)")
+  endif()
+endif()
 if(ambiguous)
   message(STATUS "written by several examples, so only as <example>-<file>.png: ${ambiguous}")
 endif()
@@ -59,6 +89,33 @@ endif()
 # ---- the site -----------------------------------------------------------------------------------
 if(NOT EXISTS "${OUT_DIR}/html/index.html")
   message(FATAL_ERROR "no ${OUT_DIR}/html/index.html")
+endif()
+
+# MathJax 2 into html/mathjax (MATHJAX_RELPATH): what the TeX input, the HTML-CSS output with its
+# TeX fonts and the extensions the pages load need (about 2.5 MB of the package's 54 MB).
+if(NOT EXISTS "${MATHJAX_DIR}/MathJax.js")
+  message(FATAL_ERROR "MATHJAX_DIR=${MATHJAX_DIR} holds no MathJax.js")
+endif()
+set(mj "${OUT_DIR}/html/mathjax")
+file(MAKE_DIRECTORY "${mj}")
+file(COPY "${MATHJAX_DIR}/MathJax.js" DESTINATION "${mj}")
+foreach(d extensions jax/input/TeX jax/element/mml jax/output/HTML-CSS fonts/HTML-CSS/TeX/woff
+          fonts/HTML-CSS/TeX/otf localization/en)
+  get_filename_component(parent "${mj}/${d}" DIRECTORY)
+  file(COPY "${MATHJAX_DIR}/${d}" DESTINATION "${parent}" FOLLOW_SYMLINK_CHAIN
+       PATTERN "fonts/Asana-Math" EXCLUDE PATTERN "fonts/Gyre-*" EXCLUDE PATTERN "fonts/Latin-Modern" EXCLUDE
+       PATTERN "fonts/Neo-Euler" EXCLUDE PATTERN "fonts/STIX*" EXCLUDE)
+endforeach()
+foreach(f extensions/TeX/AMSmath.js extensions/TeX/AMSsymbols.js extensions/tex2jax.js jax/input/TeX/jax.js
+          jax/output/HTML-CSS/jax.js)
+  if(NOT EXISTS "${mj}/${f}")
+    message(FATAL_ERROR "MathJax in ${MATHJAX_DIR} has no ${f}; the formulas would not render")
+  endif()
+endforeach()
+# Every page loads MathJax from the site (no CDN).
+file(STRINGS "${OUT_DIR}/html/index.html" mjline REGEX "MathJax\\.js")
+if(NOT mjline MATCHES "src=\"mathjax/MathJax\\.js\"")
+  message(FATAL_ERROR "index.html does not load mathjax/MathJax.js from the site: ${mjline}")
 endif()
 # Every hand-written page became an HTML page (a page without a `# Title {#id}` heading, or a file
 # Doxygen skipped, would be missing from the site).

@@ -3,7 +3,7 @@
 # Thrust/CCCL come from the CUDA toolkit when it is installed (its lib64/cmake/cccl).
 set -euo pipefail
 pkgs=(cmake g++ clang libclang-rt-dev make pkg-config libeigen3-dev xtensor-dev libboost-dev doctest-dev
-      libbenchmark-dev libfftw3-dev doxygen graphviz python3-pip)
+      libbenchmark-dev libfftw3-dev doxygen graphviz libjs-mathjax chromium python3 python3-pip)
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=()
@@ -16,6 +16,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # libclang-rt-dev: the ASan/UBSan, TSan and libFuzzer runtimes of clang, needed by the sanitizer,
 # ThreadSanitizer and fuzz test builds.
+# libjs-mathjax: MathJax 2, copied into the docs site so formulas render offline; chromium: the
+# docs.browser test opens every page of the site headless (python3 drives it).
 
 # Conan 2 (for the packaging.conan test) from PyPI. Debian's Python is "externally managed"
 # (PEP 668), so fall back to --break-system-packages there. Without network the test is skipped.

@@ -16,7 +16,7 @@ endif()
 set(errors "")
 foreach(f share/cmake/posenc/posencConfig.cmake share/cmake/posenc/posencConfigVersion.cmake
           share/cmake/posenc/posencTargets.cmake share/cmake/posenc/posencDependencies.cmake
-          share/pkgconfig/posenc.pc share/doc/posenc/LICENSE include/posenc/version.hpp include/posenc/ode.hpp)
+          share/pkgconfig/posenc-core.pc share/doc/posenc/LICENSE include/posenc/version.hpp include/posenc/ode.hpp)
   if(NOT EXISTS "${PREFIX}/${f}")
     string(APPEND errors "  missing ${f}\n")
   endif()

@@ -7,6 +7,8 @@
 #   -DSOURCE_DIR=<posenc source> -DWORK_DIR=<scratch> -DCXX=<compiler>
 #   -DOPTIONS=with_eigen,with_xtensor,...   options to switch on
 #   -DSYSTEM=eigen/3.4.0=/usr/include/eigen3,...   system packages standing in for Conan Center's
+#   -DNAMES=posenc-core,posenc,...   the .pc names PkgConfigDeps must write (those of cmake --install)
+#   -DVERSION=<x.y.z>
 cmake_minimum_required(VERSION 3.24)
 find_program(CONAN conan HINTS "$ENV{HOME}/.local/bin")
 if(CONAN)
@@ -76,4 +78,19 @@ list(LENGTH OPTIONS m)
 math(EXPR m "${m} + 1")
 if(NOT n EQUAL m)
   message(FATAL_ERROR "test_package ran ${n} consumer programs, expected ${m}")
+endif()
+
+# PkgConfigDeps: the same .pc names as `cmake --install` and the vcpkg port, and consumers built
+# with them (tests/packaging/pkgconfig.cmake against the generated folder).
+if(NAMES)
+  run("${CONAN}" install --requires=posenc/${VERSION} -pr:h "${WORK_DIR}/posenc.profile" -pr:b "${WORK_DIR}/posenc.profile"
+      ${opts} -g PkgConfigDeps --output-folder "${WORK_DIR}/pkgconfig")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -DPC_DIR=${WORK_DIR}/pkgconfig -DOTHERS=ON -DCXX=${CXX}
+                          -DSOURCE_DIR=${SOURCE_DIR} -DWORK_DIR=${WORK_DIR}/pkgconfig-consumers -DVERSION=${VERSION}
+                          -DNAMES=${NAMES} -P "${CMAKE_CURRENT_LIST_DIR}/pkgconfig.cmake"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  message(STATUS "${out}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "Conan's pkg-config files do not match the CMake install's")
+  endif()
 endif()

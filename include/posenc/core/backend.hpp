@@ -15,6 +15,8 @@
 // The default backend of a state comes from state_traits<S>::default_backend.
 #pragma once
 
+#include <posenc/version.hpp>
+
 #include <array>
 #include <cmath>
 #include <concepts>

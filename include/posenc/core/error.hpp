@@ -4,6 +4,8 @@
 // expected and what was given. Catch posenc::error to catch them all.
 #pragma once
 
+#include <posenc/version.hpp>
+
 #include <cmath>
 #include <cstddef>
 #include <sstream>

@@ -3,6 +3,8 @@
 // CUDA), nothing otherwise. Functors handed to a Thrust backend carry it.
 #pragma once
 
+#include <posenc/version.hpp>
+
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define POSENC_HD __host__ __device__
 #define POSENC_DEVICE_COMPILER 1

@@ -12,6 +12,8 @@
 // The primary template is left undefined on purpose: states opt in.
 #pragma once
 
+#include <posenc/version.hpp>
+
 #include <array>
 #include <concepts>
 #include <cstddef>

@@ -14,6 +14,8 @@
 // others get cubic Hermite dense output. See docs/scheme.md.
 #pragma once
 
+#include <posenc/version.hpp>
+
 #include <array>
 #include <concepts>
 #include <cstddef>

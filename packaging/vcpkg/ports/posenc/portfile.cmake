@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
-# vcpkg port for posenc (header-only). Features only pull in dependencies: the CMake package always
-# installs every component's targets, and find_package(posenc COMPONENTS ...) finds what it needs.
+# vcpkg port for posenc (header-only). Each feature is one CMake component; a feature that is off
+# keeps CMake from finding that dependency elsewhere on the system, so the component, its targets
+# and its pkg-config file (posenc-core.pc always; posenc.pc with "eigen", posenc-<c>.pc for the
+# adapters) are installed exactly when the feature is.
 # tests/packaging/vcpkg_port.cmake replays the configure/install/fixup steps below in the test suite.
 set(VCPKG_BUILD_TYPE release)
 
@@ -19,9 +21,18 @@ else()
     )
 endif()
 
+vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
+    INVERTED_FEATURES
+        eigen   CMAKE_DISABLE_FIND_PACKAGE_Eigen3
+        xtensor CMAKE_DISABLE_FIND_PACKAGE_xtensor
+        odeint  CMAKE_DISABLE_FIND_PACKAGE_boost_headers
+        thrust  CMAKE_DISABLE_FIND_PACKAGE_CCCL
+)
+
 vcpkg_cmake_configure(
     SOURCE_PATH "${SOURCE_PATH}"
     OPTIONS
+        ${FEATURE_OPTIONS}
         -DPOSENC_BUILD_TESTS=OFF
         -DPOSENC_BUILD_EXAMPLES=OFF
         -DPOSENC_BUILD_BENCHMARKS=OFF
