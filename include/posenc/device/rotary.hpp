@@ -60,7 +60,7 @@ void apply_rotary_inplace(device_table<T>& x, const options& opt = {}) {
   const auto p = posenc::rotary::detail::make_plan(x.cols(), opt, where);
   const std::size_t half = p.rotary_dim / 2;
   if (x.rows() == 0) return;
-  const auto w = posenc::sinusoidal::detail::frequencies_wide(half, posenc::rotary::detail::table_options(opt));
+  const auto w = posenc::rotary::detail::options_frequencies(p, opt).inv_freq;
   const detail::row_phases ph(w, x.rows(), opt.first_position, opt.position_step, where);
   const detail::rotary_fn<T> f{ph.get(), x.data(), x.cols(), p.heads, p.head_dim, half,
                                opt.layout == layout::interleaved};

@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: MIT
+// Rotary position embeddings applied in place to the queries and keys of an attention layer, in
+// the layouts inference engines keep them:
+//
+//   dense  [batch, heads, seq, head_dim]   sequence b at positions offsets[b] + s
+//   ragged [tokens, heads, head_dim]       sequence b = tokens [cu_seqlens[b], cu_seqlens[b+1]),
+//                                          at positions offsets[b] + (t - cu_seqlens[b])
+//                                          (a KV cache appending token by token)
+//
+//   rotary::apply_inplace(q, k, freqs, offsets, opt)
+//   rotary::apply_ragged_inplace(q, k, cu_seqlens, offsets, freqs, opt)
+//
+// q and k are strided views of the caller's buffers (rotary::tensor_view: pointer, sizes, strides
+// in elements; head_dim contiguous); q and k may have different head counts (grouped-query
+// attention), and k may be empty (data == nullptr) to rotate q alone. Pair k of the first
+// rotary_dim = 2 * freqs.inv_freq.size() columns of each head turns by the angle
+// position * inv_freq[k] (formed in long double and reduced exactly by numeric::sincos_angle, so
+// the angle is exact at any position), its cos and sin scaled by freqs.attention_factor as
+// Hugging Face transformers does; the columns past rotary_dim are untouched. Layouts: interleaved
+// pairs (2k, 2k+1) (GPT-J, RoFormer) or half (k, k + rotary_dim/2) (GPT-NeoX, HF LLaMA).
+//
+// One pass over memory: the cos/sin of a position are computed once (in chunks of positions, shared
+// by every sequence of a dense batch at the same offset) and every head of q and of k at that
+// position is read once and written once.
+//
+// Precision: the storage types float, double, Eigen::half and Eigen::bfloat16. cos/sin are exact
+// phases rounded to the work type W (double for float/double storage, float for the half types);
+// each output is a*c -/+ b*s in W, rounded once to the storage type. So for float and double
+// storage |y - y_exact| <= 0.5 ulp_T(y) + 2^-51 (|a| + |b|) |attention_factor|, and for the half
+// types |y - y_exact| <= 0.5 ulp_T(y) + 1.5 * 2^-23 (|a| + |b|) |attention_factor| (half rounding
+// of an f32 computation: tests/rotary/apply.test.cpp checks both bounds).
+//
+// xPos (Sun et al. 2023, "A Length-Extrapolatable Transformer"): with opt.xpos.enabled the rotation
+// of pair k is fused with the scale zeta_k^((n - center) / scale_base) on q and its inverse on k,
+// zeta_k = (2k / rotary_dim + gamma) / (1 + gamma), so <q_m, k_n> decays like zeta^((m - n)/B).
+//
+// Validation (posenc::error subclasses, messages naming the argument): shapes of q and k, a
+// contiguous head_dim, an even rotary_dim <= head_dim matching the frequencies, cu_seqlens starting
+// at 0, non-decreasing and ending at the token count, offsets >= 0 and offsets + length within
+// opt.max_positions (when set), NaN/Inf in q or k (opt.check_finite, checked in the same pass: the
+// error is thrown after the pass, the contents of q and k are then unspecified).
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <posenc/core/error.hpp>
+#include <posenc/numeric/phase.hpp>
+#include <posenc/rotary/frequencies.hpp>
+#include <posenc/sinusoidal/sinusoidal.hpp>
+
+namespace posenc::rotary {
+
+/// Which columns of a head form the rotated pairs.
+///  - layout::interleaved: (2k, 2k+1) (RoFormer, GPT-J, Meta's LLaMA reference code);
+///  - layout::half: (k, k + rotary_dim/2) ("rotate_half": GPT-NeoX, Hugging Face LLaMA).
+using layout = sinusoidal::layout;
+
+/// A strided view of a caller's buffer: element (i0, ..., i{R-1}) at data + sum i_j strides[j]
+/// (strides in elements, may be any non-negative values; the last one must be 1 for the apply
+/// functions: head_dim contiguous).
+template <class T, std::size_t Rank>
+struct tensor_view {
+  T* data = nullptr;
+  std::array<std::size_t, Rank> sizes{};
+  std::array<std::ptrdiff_t, Rank> strides{};
+
+  /// A contiguous row-major view of `sizes` at p.
+  static tensor_view contiguous(T* p, const std::array<std::size_t, Rank>& sizes) {
+    tensor_view v{p, sizes, {}};
+    std::ptrdiff_t s = 1;
+    for (std::size_t j = Rank; j-- > 0;) {
+      v.strides[j] = s;
+      s *= static_cast<std::ptrdiff_t>(sizes[j]);
+    }
+    return v;
+  }
+  [[nodiscard]] std::size_t elements() const {
+    std::size_t n = 1;
+    for (auto s : sizes) n *= s;
+    return n;
+  }
+};
+
+/// [batch, heads, seq, head_dim]
+template <class T>
+using dense_view = tensor_view<T, 4>;
+/// [tokens, heads, head_dim]
+template <class T>
+using ragged_view = tensor_view<T, 3>;
+
+/// xPos (Sun et al. 2023): per-pair decay zeta_k = (2k / rotary_dim + gamma) / (1 + gamma); q at
+/// position n is scaled by zeta_k^((n - center) / scale_base), k by zeta_k^(-(n - center) / scale_base).
+/// torchscale's XPOS uses gamma = 0.4, scale_base = 512 and centers the exponent on the middle of
+/// the sequence (center = (length + offset) / 2 rounded toward -inf, negated); the center cancels in
+/// every q-k product and only keeps the scales in range.
+struct xpos_options {
+  bool enabled = false;
+  double gamma = 0.4;         ///< > 0
+  double scale_base = 512.0;  ///< > 0
+  double center = 0.0;        ///< position subtracted in the exponent
+};
+
+struct apply_options {
+  rotary::layout layout = rotary::layout::interleaved;
+  std::size_t rotary_dim = 0;     ///< 0: 2 * freqs.inv_freq.size(); else must equal it (even, <= head_dim)
+  std::uint64_t max_positions = 0;  ///< > 0: every position must be < max_positions (a table length)
+  bool check_finite = true;       ///< NaN/Inf in q or k -> non_finite_error (same pass)
+  xpos_options xpos{};
+};
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_storage_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                     std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+
+/// The work type: double for float/double storage, float for the half types.
+template <class T>
+using work_t = std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, double>, double, float>;
+
+using wide = numeric::wide;
+
+/// Validated plan of one application.
+struct apply_plan {
+  std::size_t half;       // pairs
+  std::size_t head_dim;
+  bool interleaved;
+  bool xpos;
+  bool check_finite;
+};
+
+inline void check_frequencies(const frequencies& f, std::string_view where) {
+  posenc::detail::require(!f.inv_freq.empty(), where, "freqs.inv_freq: expected at least one frequency, got none");
+  for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
+    posenc::detail::require<non_finite_error>(std::isfinite(f.inv_freq[k]), where,
+                                              "freqs.inv_freq: expected finite frequencies, got ",
+                                              static_cast<double>(f.inv_freq[k]), " at index ", k);
+  posenc::detail::require<non_finite_error>(std::isfinite(f.attention_factor), where,
+                                            "freqs.attention_factor: expected a finite factor, got ", f.attention_factor);
+}
+
+inline apply_plan make_apply_plan(std::size_t head_dim, const frequencies& f, const apply_options& opt, std::string_view where) {
+  check_frequencies(f, where);
+  const std::size_t rd = opt.rotary_dim == 0 ? 2 * f.inv_freq.size() : opt.rotary_dim;
+  posenc::detail::require(rd % 2 == 0, where, "options.rotary_dim: expected an even rotary_dim, got ", rd);
+  posenc::detail::require<shape_error>(rd == 2 * f.inv_freq.size(), where,
+                                       "options.rotary_dim: expected 2 * freqs.inv_freq.size() = ",
+                                       2 * f.inv_freq.size(), ", got ", rd);
+  posenc::detail::require<shape_error>(rd <= head_dim, where, "rotary_dim: expected rotary_dim <= head_dim = ", head_dim,
+                                       ", got ", rd);
+  posenc::detail::require(opt.layout == layout::interleaved || opt.layout == layout::half, where,
+                          "options.layout: expected layout::interleaved or layout::half");
+  if (opt.xpos.enabled) {
+    posenc::detail::require<non_finite_error>(
+        std::isfinite(opt.xpos.gamma) && std::isfinite(opt.xpos.scale_base) && std::isfinite(opt.xpos.center), where,
+        "options.xpos: expected finite gamma, scale_base and center, got ", opt.xpos.gamma, ", ", opt.xpos.scale_base,
+        ", ", opt.xpos.center);
+    posenc::detail::require(opt.xpos.gamma > 0 && opt.xpos.scale_base > 0, where,
+                            "options.xpos: expected gamma > 0 and scale_base > 0, got ", opt.xpos.gamma, " and ",
+                            opt.xpos.scale_base);
+  }
+  return {rd / 2, head_dim, opt.layout == layout::interleaved, opt.xpos.enabled, opt.check_finite};
+}
+
+/// Per-position coefficients for a chunk of positions: for row r, cq/sq (for q) and ck/sk (for k;
+/// the same as q's unless xPos) of every pair.
+template <class W>
+class coefficients {
+ public:
+  coefficients(const frequencies& f, const apply_options& opt, std::size_t rows)
+      : m_half(f.inv_freq.size()),
+        m_w(f.inv_freq),
+        m_factor(f.attention_factor),
+        m_xpos(opt.xpos.enabled),
+        m_c(rows * m_half * (m_xpos ? 4 : 2)) {
+    if (m_xpos) {
+      m_logzeta.resize(m_half);
+      const wide g = opt.xpos.gamma, d = static_cast<wide>(2 * m_half);
+      for (std::size_t k = 0; k < m_half; ++k)
+        m_logzeta[k] = std::log((static_cast<wide>(2 * k) / d + g) / (1 + g)) / static_cast<wide>(opt.xpos.scale_base);
+      m_center = opt.xpos.center;
+    }
+  }
+  /// Fill row r for position x.
+  void set(std::size_t r, wide x) {
+    W* cq = m_c.data() + r * m_half * (m_xpos ? 4 : 2);
+    W* sq = cq + m_half;
+    for (std::size_t k = 0; k < m_half; ++k) {
+      double s, c;
+      numeric::sincos_angle(x * m_w[k], s, c);
+      if (!m_xpos) {
+        cq[k] = static_cast<W>(c * m_factor);
+        sq[k] = static_cast<W>(s * m_factor);
+      } else {
+        const wide e = (x - m_center) * m_logzeta[k];
+        const double up = static_cast<double>(std::exp(e)), down = static_cast<double>(std::exp(-e));
+        W* ck = sq + m_half;
+        W* sk = ck + m_half;
+        cq[k] = static_cast<W>(c * m_factor * up);
+        sq[k] = static_cast<W>(s * m_factor * up);
+        ck[k] = static_cast<W>(c * m_factor * down);
+        sk[k] = static_cast<W>(s * m_factor * down);
+      }
+    }
+  }
+  [[nodiscard]] const W* q(std::size_t r) const { return m_c.data() + r * m_half * (m_xpos ? 4 : 2); }
+  [[nodiscard]] const W* k(std::size_t r) const { return q(r) + (m_xpos ? 2 * m_half : 0); }
+  [[nodiscard]] std::size_t half() const { return m_half; }
+
+ private:
+  std::size_t m_half;
+  const std::vector<wide>& m_w;
+  double m_factor;
+  bool m_xpos;
+  std::vector<W> m_c;
+  std::vector<wide> m_logzeta;
+  wide m_center = 0;
+};
+
+template <class T, class W>
+inline W load(const T& v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+    return static_cast<W>(v);
+  else
+    return static_cast<W>(static_cast<float>(v));
+}
+template <class T, class W>
+inline T store(W v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+    return static_cast<T>(v);
+  else
+    return T(static_cast<float>(v));
+}
+
+/// Rotate `heads` head vectors starting at base (head h at base + h * head_stride) by the
+/// coefficients cs = (c[0..half), s[0..half)). Returns true if an input was NaN or Inf (when checking).
+template <class T, class W>
+inline bool rotate_heads(T* base, std::ptrdiff_t head_stride, std::size_t heads, const W* cs, std::size_t half,
+                         bool interleaved, bool check) {
+  const W* c = cs;
+  const W* s = cs + half;
+  constexpr W big = std::numeric_limits<W>::max();
+  bool bad = false;
+  for (std::size_t h = 0; h < heads; ++h) {
+    T* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
+    T* va = v;
+    T* vb = interleaved ? v + 1 : v + half;
+    const std::size_t step = interleaved ? 2 : 1;
+    for (std::size_t k = 0; k < half; ++k) {
+      const W a = load<T, W>(va[k * step]), b = load<T, W>(vb[k * step]);
+      if (check) bad |= !(std::abs(a) <= big) || !(std::abs(b) <= big);
+      va[k * step] = store<T, W>(a * c[k] - b * s[k]);
+      vb[k * step] = store<T, W>(a * s[k] + b * c[k]);
+    }
+  }
+  return bad;
+}
+
+template <class T, std::size_t R>
+void check_view(const tensor_view<T, R>& v, std::string_view name, std::string_view where) {
+  posenc::detail::require<shape_error>(v.data != nullptr || v.elements() == 0, where, name,
+                                       ": expected a non-null data pointer for ", v.elements(), " elements");
+  posenc::detail::require<shape_error>(v.strides[R - 1] == 1 || v.sizes[R - 1] <= 1, where, name, ".strides[", R - 1,
+                                       "]: expected 1 (a contiguous head_dim), got ", v.strides[R - 1]);
+  for (std::size_t j = 0; j < R; ++j)
+    posenc::detail::require<shape_error>(v.strides[j] >= 0, where, name, ".strides[", j,
+                                         "]: expected a non-negative stride, got ", v.strides[j]);
+}
+
+/// Index of the first non-finite entry of a view (for the error message), as "[i0, i1, ...]".
+template <class T, std::size_t R>
+std::string first_non_finite(const tensor_view<T, R>& v) {
+  std::array<std::size_t, R> idx{};
+  const std::size_t n = v.elements();
+  for (std::size_t e = 0; e < n; ++e) {
+    std::size_t rest = e;
+    std::ptrdiff_t off = 0;
+    for (std::size_t j = R; j-- > 0;) {
+      idx[j] = rest % v.sizes[j];
+      rest /= v.sizes[j];
+      off += static_cast<std::ptrdiff_t>(idx[j]) * v.strides[j];
+    }
+    if (!std::isfinite(static_cast<double>(load<T, double>(v.data[off])))) {
+      std::string s = "[";
+      for (std::size_t j = 0; j < R; ++j) s += (j ? ", " : "") + std::to_string(idx[j]);
+      return s + "]";
+    }
+  }
+  return "(none)";
+}
+
+template <class I>
+std::int64_t as_i64(I v) {
+  return static_cast<std::int64_t>(v);
+}
+
+/// The shared core: rotate rows r = 0..rows-1 of q (row r at q_row(r), heads of q at q_head_stride) and of k,
+/// row r at position pos(r); positions come in runs (run_start(r) true when row r does not continue the
+/// previous row's run at +1) so that chunks of coefficients can be shared. Throws nothing.
+template <class T, class W, class Qrow, class Krow, class Pos>
+bool rotate_rows(std::size_t rows, Qrow q_row, std::size_t q_heads, std::ptrdiff_t q_head_stride, Krow k_row,
+                 std::size_t k_heads, std::ptrdiff_t k_head_stride, Pos pos, const frequencies& f,
+                 const apply_options& opt, const apply_plan& p) {
+  constexpr std::size_t chunk = 64;
+  coefficients<W> co(f, opt, std::min(rows, chunk));
+  bool bad = false;
+  for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
+    const std::size_t n = std::min(chunk, rows - r0);
+    for (std::size_t r = 0; r < n; ++r) co.set(r, pos(r0 + r));
+    for (std::size_t r = 0; r < n; ++r) {
+      bad |= rotate_heads<T, W>(q_row(r0 + r), q_head_stride, q_heads, co.q(r), p.half, p.interleaved, p.check_finite);
+      if (k_heads != 0)
+        bad |= rotate_heads<T, W>(k_row(r0 + r), k_head_stride, k_heads, co.k(r), p.half, p.interleaved, p.check_finite);
+    }
+  }
+  return bad;
+}
+
+template <class T, std::size_t R>
+[[noreturn]] void fail_non_finite(const tensor_view<T, R>& q, const tensor_view<T, R>& k, std::string_view where) {
+  std::string at = first_non_finite(q);
+  std::string name = "q";
+  if (at == "(none)" && k.data != nullptr) {
+    at = first_non_finite(k);
+    name = "k";
+  }
+  posenc::detail::fail<non_finite_error>(where, "q/k: expected finite values, found NaN or Inf (first non-finite entry after "
+                                                "the rotation: ", name, at, "; q and k are left partly rotated)");
+}
+
+/// The dense application with positions offsets[b] + s (offsets as int64).
+template <class T>
+void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::span<const std::int64_t> offsets,
+                 const apply_options& opt) {
+  static_assert(is_storage_v<T>, "rotary::apply_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
+  constexpr std::string_view where = "rotary::apply_inplace";
+  check_view(q, "q", where);
+  const bool has_k = k.data != nullptr || k.elements() != 0;
+  if (has_k) {
+    check_view(k, "k", where);
+    posenc::detail::require<shape_error>(k.sizes[0] == q.sizes[0] && k.sizes[2] == q.sizes[2] && k.sizes[3] == q.sizes[3],
+                                         where, "k: expected [batch, heads, seq, head_dim] = [", q.sizes[0], ", *, ",
+                                         q.sizes[2], ", ", q.sizes[3], "] as q, got [", k.sizes[0], ", ", k.sizes[1],
+                                         ", ", k.sizes[2], ", ", k.sizes[3], "]");
+  }
+  const apply_plan p = make_apply_plan(q.sizes[3], f, opt, where);
+  const std::size_t B = q.sizes[0], S = q.sizes[2];
+  posenc::detail::require<shape_error>(offsets.empty() || offsets.size() == B, where,
+                                       "offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
+                                       offsets.size());
+  for (std::size_t b = 0; b < offsets.size(); ++b) {
+    posenc::detail::require(offsets[b] >= 0, where, "offsets[", b, "]: expected a position >= 0, got ", offsets[b]);
+    posenc::detail::require(offsets[b] <= (std::int64_t{1} << 53) - static_cast<std::int64_t>(S), where, "offsets[", b,
+                            "] + seq: expected <= 2^53, got ", offsets[b], " + ", S);
+    posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(offsets[b]) + S <= opt.max_positions,
+                            where, "offsets[", b, "] + seq: expected <= max_positions = ", opt.max_positions, ", got ",
+                            offsets[b], " + ", S);
+  }
+  posenc::detail::require(offsets.size() == B || opt.max_positions == 0 || S <= opt.max_positions, where,
+                          "seq: expected <= max_positions = ", opt.max_positions, ", got ", S);
+  if (B == 0 || S == 0 || q.sizes[3] == 0) return;
+  using W = work_t<T>;
+  // Chunks of positions; coefficients of a chunk shared by consecutive sequences at the same offset.
+  constexpr std::size_t chunk = 64;
+  coefficients<W> co(f, opt, std::min(S, chunk));
+  const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
+  bool bad = false;
+  for (std::size_t s0 = 0; s0 < S; s0 += chunk) {
+    const std::size_t n = std::min(chunk, S - s0);
+    std::int64_t have = -1;
+    for (std::size_t b = 0; b < B; ++b) {
+      const std::int64_t o = offsets.empty() ? 0 : offsets[b];
+      if (o != have) {
+        for (std::size_t r = 0; r < n; ++r) co.set(r, static_cast<wide>(o + static_cast<std::int64_t>(s0 + r)));
+        have = o;
+      }
+      for (std::size_t r = 0; r < n; ++r) {
+        const std::size_t s = s0 + r;
+        T* qr = q.data + static_cast<std::ptrdiff_t>(b) * q.strides[0] + static_cast<std::ptrdiff_t>(s) * q.strides[2];
+        bad |= rotate_heads<T, W>(qr, q.strides[1], qh, co.q(r), p.half, p.interleaved, p.check_finite);
+        if (kh != 0) {
+          T* kr = k.data + static_cast<std::ptrdiff_t>(b) * k.strides[0] + static_cast<std::ptrdiff_t>(s) * k.strides[2];
+          bad |= rotate_heads<T, W>(kr, k.strides[1], kh, co.k(r), p.half, p.interleaved, p.check_finite);
+        }
+      }
+    }
+  }
+  if (bad) fail_non_finite(q, k, where);
+}
+
+template <class T, class I>
+void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seqlens, std::span<const I> offsets,
+                  const frequencies& f, const apply_options& opt) {
+  static_assert(is_storage_v<T>,
+                "rotary::apply_ragged_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
+  constexpr std::string_view where = "rotary::apply_ragged_inplace";
+  check_view(q, "q", where);
+  const bool has_k = k.data != nullptr || k.elements() != 0;
+  if (has_k) {
+    check_view(k, "k", where);
+    posenc::detail::require<shape_error>(k.sizes[0] == q.sizes[0] && k.sizes[2] == q.sizes[2], where,
+                                         "k: expected [tokens, heads, head_dim] = [", q.sizes[0], ", *, ", q.sizes[2],
+                                         "] as q, got [", k.sizes[0], ", ", k.sizes[1], ", ", k.sizes[2], "]");
+  }
+  const apply_plan p = make_apply_plan(q.sizes[2], f, opt, where);
+  const std::size_t tokens = q.sizes[0];
+  posenc::detail::require<shape_error>(!cu_seqlens.empty(), where,
+                                       "cu_seqlens: expected batch + 1 >= 1 offsets, got an empty span");
+  const std::size_t B = cu_seqlens.size() - 1;
+  posenc::detail::require(as_i64(cu_seqlens[0]) == 0, where, "cu_seqlens[0]: expected 0, got ", as_i64(cu_seqlens[0]));
+  for (std::size_t b = 0; b < B; ++b)
+    posenc::detail::require(as_i64(cu_seqlens[b + 1]) >= as_i64(cu_seqlens[b]), where,
+                            "cu_seqlens: expected non-decreasing offsets, got cu_seqlens[", b, "] = ",
+                            as_i64(cu_seqlens[b]), " > cu_seqlens[", b + 1, "] = ", as_i64(cu_seqlens[b + 1]));
+  posenc::detail::require<shape_error>(as_i64(cu_seqlens[B]) == static_cast<std::int64_t>(tokens), where,
+                                       "cu_seqlens: expected the last offset to equal the token count ", tokens,
+                                       ", got ", as_i64(cu_seqlens[B]));
+  posenc::detail::require<shape_error>(offsets.empty() || offsets.size() == B, where,
+                                       "offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
+                                       offsets.size());
+  for (std::size_t b = 0; b < B; ++b) {
+    const std::int64_t o = offsets.empty() ? 0 : as_i64(offsets[b]);
+    const std::int64_t len = as_i64(cu_seqlens[b + 1]) - as_i64(cu_seqlens[b]);
+    posenc::detail::require(o >= 0, where, "offsets[", b, "]: expected a position >= 0, got ", o);
+    posenc::detail::require(o <= (std::int64_t{1} << 53) - len, where, "offsets[", b,
+                            "] + length: expected <= 2^53, got ", o, " + ", len);
+    posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(o + len) <= opt.max_positions, where,
+                            "offsets[", b, "] + length of sequence ", b, ": expected <= max_positions = ",
+                            opt.max_positions, ", got ", o, " + ", len);
+  }
+  if (tokens == 0 || q.sizes[2] == 0) return;
+  using W = work_t<T>;
+  const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
+  bool bad = false;
+  for (std::size_t b = 0; b < B; ++b) {
+    const auto t0 = static_cast<std::size_t>(as_i64(cu_seqlens[b]));
+    const auto len = static_cast<std::size_t>(as_i64(cu_seqlens[b + 1])) - t0;
+    const std::int64_t o = offsets.empty() ? 0 : as_i64(offsets[b]);
+    bad |= rotate_rows<T, W>(
+        len, [&](std::size_t r) { return q.data + static_cast<std::ptrdiff_t>(t0 + r) * q.strides[0]; }, qh,
+        q.strides[1], [&](std::size_t r) { return k.data + static_cast<std::ptrdiff_t>(t0 + r) * k.strides[0]; }, kh,
+        has_k ? k.strides[1] : 0, [&](std::size_t r) { return static_cast<wide>(o + static_cast<std::int64_t>(r)); }, f,
+        opt, p);
+  }
+  if (bad) fail_non_finite(q, k, where);
+}
+
+}  // namespace detail
+
+/// Rotate q and k ([batch, heads, seq, head_dim], heads may differ between q and k) in place:
+/// sequence b at positions offsets[b] + s (offsets empty: all 0). k.data == nullptr with zero
+/// sizes: q only. See the file comment for precision, xPos and validation.
+template <class T>
+void apply_inplace(dense_view<T> q, dense_view<T> k, const frequencies& freqs,
+                   std::span<const std::int64_t> offsets = {}, const apply_options& opt = {}) {
+  detail::apply_dense<T>(q, k, freqs, offsets, opt);
+}
+
+/// Rotate ragged q and k ([tokens, heads, head_dim]) in place: sequence b is tokens
+/// [cu_seqlens[b], cu_seqlens[b+1]) at positions offsets[b] + (t - cu_seqlens[b]) (offsets empty:
+/// all 0). I: any integer type (int32 as flash-attention's cu_seqlens, int64).
+template <class T, std::integral I>
+void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seqlens,
+                          std::span<const I> offsets, const frequencies& freqs, const apply_options& opt = {}) {
+  detail::apply_ragged<T, I>(q, k, cu_seqlens, offsets, freqs, opt);
+}
+
+/// The xPos decay of pair k of a rotary_dim-wide head: zeta_k = (2k / rotary_dim + gamma) / (1 + gamma).
+inline double xpos_zeta(std::size_t k, std::size_t rotary_dim, double gamma = 0.4) {
+  return (static_cast<double>(2 * k) / static_cast<double>(rotary_dim) + gamma) / (1.0 + gamma);
+}
+
+}  // namespace posenc::rotary
