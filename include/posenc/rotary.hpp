@@ -5,3 +5,4 @@
 
 #include <posenc/rotary/rotary.hpp>  // IWYU pragma: export
 #include <posenc/rotary/frequencies.hpp>
+#include <posenc/rotary/apply.hpp>  // IWYU pragma: export

@@ -55,6 +55,7 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
+#include <posenc/encoding/tensor_view.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/frequencies.hpp>
 #include <posenc/sinusoidal/sinusoidal.hpp>
@@ -66,31 +67,9 @@ namespace posenc::rotary {
 ///  - layout::half: (k, k + rotary_dim/2) ("rotate_half": GPT-NeoX, Hugging Face LLaMA).
 using layout = sinusoidal::layout;
 
-/// A strided view of a caller's buffer: element (i0, ..., i{R-1}) at data + sum i_j strides[j]
-/// (strides in elements, may be any non-negative values; the last one must be 1 for the apply
-/// functions: head_dim contiguous).
-template <class T, std::size_t Rank>
-struct tensor_view {
-  T* data = nullptr;
-  std::array<std::size_t, Rank> sizes{};
-  std::array<std::ptrdiff_t, Rank> strides{};
-
-  /// A contiguous row-major view of `sizes` at p.
-  static tensor_view contiguous(T* p, const std::array<std::size_t, Rank>& sizes) {
-    tensor_view v{p, sizes, {}};
-    std::ptrdiff_t s = 1;
-    for (std::size_t j = Rank; j-- > 0;) {
-      v.strides[j] = s;
-      s *= static_cast<std::ptrdiff_t>(sizes[j]);
-    }
-    return v;
-  }
-  [[nodiscard]] std::size_t elements() const {
-    std::size_t n = 1;
-    for (auto s : sizes) n *= s;
-    return n;
-  }
-};
+/// A strided view of a caller's buffer (posenc/encoding/tensor_view.hpp); the apply functions need
+/// the last stride to be 1 (head_dim contiguous).
+using posenc::tensor_view;
 
 /// [batch, heads, seq, head_dim]
 template <class T>
