@@ -170,6 +170,51 @@ inline std::vector<double> ramp(std::size_t n, std::string_view where) {
 
 constexpr std::int64_t position_limit = std::int64_t{1} << 53;
 
+/// Validate a dense add_bias (host or device: only sizes, strides and the host-side spans are read).
+template <class T>
+void validate_dense(const scores_view<T>& scores, std::span<const double> m, std::span<const std::int64_t> q_offsets,
+                    const bias_options& opt, std::string_view where) {
+  check_view(scores, where);
+  check_form(opt, where);
+  const auto [B, H, Lq, Lk] = scores.sizes;
+  check_slopes(m, H, where);
+  posenc::detail::require<shape_error>(q_offsets.empty() || q_offsets.size() == B, where,
+                                       "q_offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
+                                       q_offsets.size());
+  for (std::size_t b = 0; b < q_offsets.size(); ++b)
+    posenc::detail::require(std::abs(q_offsets[b]) <= position_limit - static_cast<std::int64_t>(Lq), where,
+                            "q_offsets[", b, "]: expected |offset| + q_len <= 2^53, got ", q_offsets[b]);
+}
+
+
+/// Validate a ragged add_bias (host or device: only sizes, strides and the host-side spans are read).
+template <class T, class I>
+void validate_ragged(const ragged_scores_view<T>& scores, std::span<const double> m, std::span<const I> cu_seqlens_q,
+                     std::span<const I> cu_seqlens_k, const bias_options& opt, std::string_view where) {
+  check_view(scores, where);
+  check_form(opt, where);
+  const auto [Tq, H, Kmax] = scores.sizes;
+  check_slopes(m, H, where);
+  posenc::detail::require<shape_error>(!cu_seqlens_q.empty() && cu_seqlens_q.size() == cu_seqlens_k.size(), where,
+                                       "cu_seqlens_q/cu_seqlens_k: expected batch + 1 >= 1 offsets each, got ",
+                                       cu_seqlens_q.size(), " and ", cu_seqlens_k.size());
+  const std::size_t B = cu_seqlens_q.size() - 1;
+  posenc::detail::require(cu_seqlens_q[0] == 0 && cu_seqlens_k[0] == 0, where,
+                          "cu_seqlens_q[0], cu_seqlens_k[0]: expected 0, got ", static_cast<std::int64_t>(cu_seqlens_q[0]),
+                          " and ", static_cast<std::int64_t>(cu_seqlens_k[0]));
+  for (std::size_t b = 0; b < B; ++b) {
+    const auto ql = static_cast<std::int64_t>(cu_seqlens_q[b + 1]) - static_cast<std::int64_t>(cu_seqlens_q[b]);
+    const auto kl = static_cast<std::int64_t>(cu_seqlens_k[b + 1]) - static_cast<std::int64_t>(cu_seqlens_k[b]);
+    posenc::detail::require(ql >= 0 && kl >= 0, where, "cu_seqlens: expected non-decreasing offsets, got a length of ",
+                            ql < 0 ? ql : kl, " for sequence ", b, ql < 0 ? " in cu_seqlens_q" : " in cu_seqlens_k");
+    posenc::detail::require<shape_error>(static_cast<std::uint64_t>(kl) <= Kmax, where, "cu_seqlens_k: sequence ", b,
+                                         " has ", kl, " keys, expected <= k_max = ", Kmax);
+  }
+  posenc::detail::require<shape_error>(static_cast<std::int64_t>(cu_seqlens_q[B]) == static_cast<std::int64_t>(Tq),
+                                       where, "cu_seqlens_q: expected the last offset to equal the query token count ",
+                                       Tq, ", got ", static_cast<std::int64_t>(cu_seqlens_q[B]));
+}
+
 }  // namespace detail
 
 /// Add the ALiBi bias in place to scores [batch, heads, q_len, k_len]: row r of sequence b is
@@ -180,16 +225,8 @@ void add_bias(scores_view<T> scores, std::span<const double> m, std::span<const 
               const bias_options& opt = {}) {
   static_assert(detail::is_storage_v<T>, "alibi::add_bias: storage must be float, double, Eigen::half or Eigen::bfloat16");
   constexpr std::string_view where = "alibi::add_bias";
-  detail::check_view(scores, where);
-  detail::check_form(opt, where);
+  detail::validate_dense(scores, m, q_offsets, opt, where);
   const auto [B, H, Lq, Lk] = scores.sizes;
-  detail::check_slopes(m, H, where);
-  posenc::detail::require<shape_error>(q_offsets.empty() || q_offsets.size() == B, where,
-                                       "q_offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
-                                       q_offsets.size());
-  for (std::size_t b = 0; b < q_offsets.size(); ++b)
-    posenc::detail::require(std::abs(q_offsets[b]) <= detail::position_limit - static_cast<std::int64_t>(Lq), where,
-                            "q_offsets[", b, "]: expected |offset| + q_len <= 2^53, got ", q_offsets[b]);
   const auto r = detail::ramp(Lk, where);
   const std::int64_t dflt = static_cast<std::int64_t>(Lk) - static_cast<std::int64_t>(Lq);
   for (std::size_t b = 0; b < B; ++b)
@@ -212,28 +249,9 @@ void add_bias_ragged(ragged_scores_view<T> scores, std::span<const double> m, st
   static_assert(detail::is_storage_v<T>,
                 "alibi::add_bias_ragged: storage must be float, double, Eigen::half or Eigen::bfloat16");
   constexpr std::string_view where = "alibi::add_bias_ragged";
-  detail::check_view(scores, where);
-  detail::check_form(opt, where);
+  detail::validate_ragged(scores, m, cu_seqlens_q, cu_seqlens_k, opt, where);
   const auto [Tq, H, Kmax] = scores.sizes;
-  detail::check_slopes(m, H, where);
-  posenc::detail::require<shape_error>(!cu_seqlens_q.empty() && cu_seqlens_q.size() == cu_seqlens_k.size(), where,
-                                       "cu_seqlens_q/cu_seqlens_k: expected batch + 1 >= 1 offsets each, got ",
-                                       cu_seqlens_q.size(), " and ", cu_seqlens_k.size());
   const std::size_t B = cu_seqlens_q.size() - 1;
-  posenc::detail::require(cu_seqlens_q[0] == 0 && cu_seqlens_k[0] == 0, where,
-                          "cu_seqlens_q[0], cu_seqlens_k[0]: expected 0, got ", static_cast<std::int64_t>(cu_seqlens_q[0]),
-                          " and ", static_cast<std::int64_t>(cu_seqlens_k[0]));
-  for (std::size_t b = 0; b < B; ++b) {
-    const auto ql = static_cast<std::int64_t>(cu_seqlens_q[b + 1]) - static_cast<std::int64_t>(cu_seqlens_q[b]);
-    const auto kl = static_cast<std::int64_t>(cu_seqlens_k[b + 1]) - static_cast<std::int64_t>(cu_seqlens_k[b]);
-    posenc::detail::require(ql >= 0 && kl >= 0, where, "cu_seqlens: expected non-decreasing offsets, got a length of ",
-                            ql < 0 ? ql : kl, " for sequence ", b, ql < 0 ? " in cu_seqlens_q" : " in cu_seqlens_k");
-    posenc::detail::require<shape_error>(static_cast<std::uint64_t>(kl) <= Kmax, where, "cu_seqlens_k: sequence ", b,
-                                         " has ", kl, " keys, expected <= k_max = ", Kmax);
-  }
-  posenc::detail::require<shape_error>(static_cast<std::int64_t>(cu_seqlens_q[B]) == static_cast<std::int64_t>(Tq),
-                                       where, "cu_seqlens_q: expected the last offset to equal the query token count ",
-                                       Tq, ", got ", static_cast<std::int64_t>(cu_seqlens_q[B]));
   const auto r = detail::ramp(Kmax, where);
   for (std::size_t b = 0; b < B; ++b) {
     const auto q0 = static_cast<std::int64_t>(cu_seqlens_q[b]);

@@ -318,12 +318,10 @@ template <class T, std::size_t R>
                                                 "the rotation: ", name, at, "; q and k are left partly rotated)");
 }
 
-/// The dense application with positions offsets[b] + s (offsets as int64).
+/// Validate a dense application (host or device: only sizes, strides and the host-side offsets are read).
 template <class T>
-void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::span<const std::int64_t> offsets,
-                 const apply_options& opt) {
-  static_assert(is_storage_v<T>, "rotary::apply_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
-  constexpr std::string_view where = "rotary::apply_inplace";
+apply_plan validate_dense(const dense_view<T>& q, const dense_view<T>& k, const frequencies& f,
+                          std::span<const std::int64_t> offsets, const apply_options& opt, std::string_view where) {
   check_view(q, "q", where);
   const bool has_k = k.data != nullptr || k.elements() != 0;
   if (has_k) {
@@ -348,6 +346,18 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   }
   posenc::detail::require(offsets.size() == B || opt.max_positions == 0 || S <= opt.max_positions, where,
                           "seq: expected <= max_positions = ", opt.max_positions, ", got ", S);
+  return p;
+}
+
+/// The dense application with positions offsets[b] + s (offsets as int64).
+template <class T>
+void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::span<const std::int64_t> offsets,
+                 const apply_options& opt) {
+  static_assert(is_storage_v<T>, "rotary::apply_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
+  constexpr std::string_view where = "rotary::apply_inplace";
+  const apply_plan p = validate_dense(q, k, f, offsets, opt, where);
+  const bool has_k = k.data != nullptr || k.elements() != 0;
+  const std::size_t B = q.sizes[0], S = q.sizes[2];
   if (B == 0 || S == 0 || q.sizes[3] == 0) return;
   using W = work_t<T>;
   // Chunks of positions; coefficients of a chunk shared by consecutive sequences at the same offset.
@@ -378,12 +388,11 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   if (bad) fail_non_finite(q, k, where);
 }
 
+/// Validate a ragged application (host or device: only sizes, strides and the host-side spans are read).
 template <class T, class I>
-void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seqlens, std::span<const I> offsets,
-                  const frequencies& f, const apply_options& opt) {
-  static_assert(is_storage_v<T>,
-                "rotary::apply_ragged_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
-  constexpr std::string_view where = "rotary::apply_ragged_inplace";
+apply_plan validate_ragged(const ragged_view<T>& q, const ragged_view<T>& k, std::span<const I> cu_seqlens,
+                           std::span<const I> offsets, const frequencies& f, const apply_options& opt,
+                           std::string_view where) {
   check_view(q, "q", where);
   const bool has_k = k.data != nullptr || k.elements() != 0;
   if (has_k) {
@@ -418,6 +427,19 @@ void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seql
                             "offsets[", b, "] + length of sequence ", b, ": expected <= max_positions = ",
                             opt.max_positions, ", got ", o, " + ", len);
   }
+  return p;
+}
+
+template <class T, class I>
+void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seqlens, std::span<const I> offsets,
+                  const frequencies& f, const apply_options& opt) {
+  static_assert(is_storage_v<T>,
+                "rotary::apply_ragged_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
+  constexpr std::string_view where = "rotary::apply_ragged_inplace";
+  const apply_plan p = validate_ragged(q, k, cu_seqlens, offsets, f, opt, where);
+  const bool has_k = k.data != nullptr || k.elements() != 0;
+  const std::size_t tokens = q.sizes[0];
+  const std::size_t B = cu_seqlens.size() - 1;
   if (tokens == 0 || q.sizes[2] == 0) return;
   using W = work_t<T>;
   const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
