@@ -23,12 +23,17 @@
 // by every sequence of a dense batch at the same offset) and every head of q and of k at that
 // position is read once and written once.
 //
-// Precision: the storage types float, double, Eigen::half and Eigen::bfloat16. cos/sin are exact
-// phases rounded to the work type W (double for float/double storage, float for the half types);
-// each output is a*c -/+ b*s in W, rounded once to the storage type. So for float and double
-// storage |y - y_exact| <= 0.5 ulp_T(y) + 2^-51 (|a| + |b|) |attention_factor|, and for the half
-// types |y - y_exact| <= 0.5 ulp_T(y) + 1.5 * 2^-23 (|a| + |b|) |attention_factor| (half rounding
-// of an f32 computation: tests/rotary/apply.test.cpp checks both bounds).
+// Precision: the storage types float, double, Eigen::half and Eigen::bfloat16. The angle is
+// position * inv_freq[k] rounded once to long double (relative error 2^-64), reduced exactly;
+// its cos/sin are rounded to the work type W (double for float/double storage, float for the half
+// types); each output is a*c -/+ b*s in W, rounded once to the storage type. So, with y_exact the
+// rotation by the long double angle, for float and double storage
+// |y - y_exact| <= 0.5 ulp_T(y) + 2^-50 (|a| + |b|) |f|, and for the half types
+// |y - y_exact| <= 0.5 ulp_T(y) + 2^-22 (|a| + |b|) |f| (f = attention_factor, times the xPos
+// scale; tests/rotary/apply.test.cpp checks both). The long double angle itself is within
+// n w 2^-64 of n w (2^-40 rad at n = 2^24, w = 1): far below float's and the half types'
+// resolution, but at positions beyond ~2^11 more than the double rounding of f64 storage (the
+// device path, posenc/device/rotary.hpp, forms the angle in double-double instead).
 //
 // xPos (Sun et al. 2023, "A Length-Extrapolatable Transformer"): with opt.xpos.enabled the rotation
 // of pair k is fused with the scale zeta_k^((n - center) / scale_base) on q and its inverse on k,
