@@ -128,7 +128,7 @@ TEST_CASE("ALiBi: relative and key_position differ by m i along each row (same s
       }
 }
 
-TEST_CASE("ALiBi: bias_table equals add_bias on zero scores; a decode step equals the last prefill row") {
+TEST_CASE("ALiBi: bias_table equals add_bias on zero scores and write_bias; a decode step equals the last prefill row") {
   const std::size_t H = 6, L = 17;
   const auto m = pa::slopes(H);
   for (auto form : {pa::bias_form::relative, pa::bias_form::symmetric}) {
@@ -136,6 +136,9 @@ TEST_CASE("ALiBi: bias_table equals add_bias on zero scores; a decode step equal
     std::vector<float> z(H * L * L, 0.0f);
     pa::add_bias<float>(pa::scores_view<float>::contiguous(z.data(), {1, H, L, L}), m, {}, {form});
     CHECK(std::memcmp(t.data(), z.data(), z.size() * sizeof(float)) == 0);
+    std::vector<float> w(H * L * L, 7.0f);  // write_bias overwrites whatever is there
+    pa::write_bias<float>(pa::scores_view<float>::contiguous(w.data(), {1, H, L, L}), m, {}, {form});
+    CHECK(std::memcmp(t.data(), w.data(), w.size() * sizeof(float)) == 0);
     // decode: 1 query, L keys, default offset L - 1
     std::vector<float> d(H * L, 0.0f);
     pa::add_bias<float>(pa::scores_view<float>::contiguous(d.data(), {1, H, 1, L}), m, {}, {form});

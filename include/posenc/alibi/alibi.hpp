@@ -7,6 +7,7 @@
 //   alibi::add_bias(scores, slopes, q_offsets)   in place on [batch, heads, q_len, k_len] scores
 //   alibi::add_bias_ragged(scores, slopes, cu_seqlens_q, cu_seqlens_k)
 //                                                in place on [q_tokens, heads, k_max] scores
+//   alibi::write_bias(scores, slopes, q_offsets)  the bias written (not added) into such a buffer
 //   alibi::bias_table<T>(slopes, q_len, k_len)   the [heads, q_len, k_len] bias itself
 //
 // Slopes (the authors' get_slopes, ofirpress/attention_with_linear_biases): for n a power of two,
@@ -215,16 +216,11 @@ void validate_ragged(const ragged_scores_view<T>& scores, std::span<const double
                                        Tq, ", got ", static_cast<std::int64_t>(cu_seqlens_q[B]));
 }
 
-}  // namespace detail
 
-/// Add the ALiBi bias in place to scores [batch, heads, q_len, k_len]: row r of sequence b is
-/// query position q_offsets[b] + r (q_offsets empty: k_len - q_len for every sequence), column j key
-/// position j. slopes: one per head (alibi::slopes(heads) for the authors' rule).
-template <class T>
-void add_bias(scores_view<T> scores, std::span<const double> m, std::span<const std::int64_t> q_offsets = {},
-              const bias_options& opt = {}) {
-  static_assert(detail::is_storage_v<T>, "alibi::add_bias: storage must be float, double, Eigen::half or Eigen::bfloat16");
-  constexpr std::string_view where = "alibi::add_bias";
+template <class T, bool Add>
+void dense_bias(scores_view<T> scores, std::span<const double> m, std::span<const std::int64_t> q_offsets,
+                const bias_options& opt, std::string_view where) {
+  static_assert(detail::is_storage_v<T>, "alibi: storage must be float, double, Eigen::half or Eigen::bfloat16");
   detail::validate_dense(scores, m, q_offsets, opt, where);
   const auto [B, H, Lq, Lk] = scores.sizes;
   const auto r = detail::ramp(Lk, where);
@@ -235,8 +231,26 @@ void add_bias(scores_view<T> scores, std::span<const double> m, std::span<const 
         T* row = scores.data + static_cast<std::ptrdiff_t>(b) * scores.strides[0] +
                  static_cast<std::ptrdiff_t>(h) * scores.strides[1] + static_cast<std::ptrdiff_t>(i) * scores.strides[2];
         const std::int64_t o = q_offsets.empty() ? dflt : q_offsets[b];
-        detail::bias_row<T, true>(row, Lk, r.data(), m[h], o + static_cast<std::int64_t>(i), opt);
+        detail::bias_row<T, Add>(row, Lk, r.data(), m[h], o + static_cast<std::int64_t>(i), opt);
       }
+}
+}  // namespace detail
+
+/// Add the ALiBi bias in place to scores [batch, heads, q_len, k_len]: row r of sequence b is
+/// query position q_offsets[b] + r (q_offsets empty: k_len - q_len for every sequence), column j key
+/// position j. slopes: one per head (alibi::slopes(heads) for the authors' rule).
+template <class T>
+void add_bias(scores_view<T> scores, std::span<const double> m, std::span<const std::int64_t> q_offsets = {},
+              const bias_options& opt = {}) {
+  detail::dense_bias<T, true>(scores, m, q_offsets, opt, "alibi::add_bias");
+}
+
+/// Write the ALiBi bias (instead of adding it) into scores [batch, heads, q_len, k_len]: a bias
+/// table in the caller's buffer (same positions, forms and options as add_bias).
+template <class T>
+void write_bias(scores_view<T> scores, std::span<const double> m, std::span<const std::int64_t> q_offsets = {},
+                const bias_options& opt = {}) {
+  detail::dense_bias<T, false>(scores, m, q_offsets, opt, "alibi::write_bias");
 }
 
 /// Add the ALiBi bias in place to ragged scores [q_tokens, heads, k_max]: sequence b has the query

@@ -53,6 +53,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <string_view>
@@ -158,15 +159,21 @@ inline apply_plan make_apply_plan(std::size_t head_dim, const frequencies& f, co
 }
 
 /// Per-position coefficients for a chunk of positions: for row r, cq/sq (for q) and ck/sk (for k;
-/// the same as q's unless xPos) of every pair.
+/// the same as q's unless xPos) of every pair. Rows are either set one by one (set: the exact
+/// phase of each position) or as a run of consecutive integer positions x0, x0 + 1, ...
+/// (set_run): with `exact` every row is an exact phase; otherwise (float and half storage) the
+/// run's first row is an exact phase e^{i x0 w} and row r is its product with the exact offset
+/// phase e^{i r w} (tabulated once), in double: within ~2^-52 of the exact cos/sin, far below
+/// the rounding to float that follows, and 64 times fewer sin/cos evaluations.
 template <class W>
 class coefficients {
  public:
-  coefficients(const frequencies& f, const apply_options& opt, std::size_t rows)
+  coefficients(const frequencies& f, const apply_options& opt, std::size_t rows, bool exact)
       : m_half(f.inv_freq.size()),
         m_w(f.inv_freq),
         m_factor(f.attention_factor),
         m_xpos(opt.xpos.enabled),
+        m_exact(exact || opt.xpos.enabled),
         m_c(rows * m_half * (m_xpos ? 4 : 2)) {
     if (m_xpos) {
       m_logzeta.resize(m_half);
@@ -175,10 +182,19 @@ class coefficients {
         m_logzeta[k] = std::log((static_cast<wide>(2 * k) / d + g) / (1 + g)) / static_cast<wide>(opt.xpos.scale_base);
       m_center = opt.xpos.center;
     }
+    if (!m_exact) {
+      m_os.resize(rows * m_half);
+      m_oc.resize(rows * m_half);
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t k = 0; k < m_half; ++k)
+          numeric::sincos_angle(static_cast<wide>(r) * m_w[k], m_os[r * m_half + k], m_oc[r * m_half + k]);
+      m_as.resize(m_half);
+      m_ac.resize(m_half);
+    }
   }
-  /// Fill row r for position x.
+  /// Fill row r for position x (exact phase).
   void set(std::size_t r, wide x) {
-    W* cq = m_c.data() + r * m_half * (m_xpos ? 4 : 2);
+    W* cq = row(r);
     W* sq = cq + m_half;
     for (std::size_t k = 0; k < m_half; ++k) {
       double s, c;
@@ -198,55 +214,120 @@ class coefficients {
       }
     }
   }
+  /// Fill rows 0..n-1 for the positions x0, x0 + 1, ..., x0 + n - 1 (n <= rows).
+  void set_run(std::size_t n, wide x0) {
+    if (m_exact) {
+      for (std::size_t r = 0; r < n; ++r) set(r, x0 + static_cast<wide>(r));
+      return;
+    }
+    for (std::size_t k = 0; k < m_half; ++k) numeric::sincos_angle(x0 * m_w[k], m_as[k], m_ac[k]);
+    for (std::size_t r = 0; r < n; ++r) {
+      W* cq = row(r);
+      W* sq = cq + m_half;
+      const double* os = m_os.data() + r * m_half;
+      const double* oc = m_oc.data() + r * m_half;
+      for (std::size_t k = 0; k < m_half; ++k) {
+        cq[k] = static_cast<W>((m_ac[k] * oc[k] - m_as[k] * os[k]) * m_factor);
+        sq[k] = static_cast<W>((m_as[k] * oc[k] + m_ac[k] * os[k]) * m_factor);
+      }
+    }
+  }
   [[nodiscard]] const W* q(std::size_t r) const { return m_c.data() + r * m_half * (m_xpos ? 4 : 2); }
   [[nodiscard]] const W* k(std::size_t r) const { return q(r) + (m_xpos ? 2 * m_half : 0); }
   [[nodiscard]] std::size_t half() const { return m_half; }
 
  private:
+  W* row(std::size_t r) { return m_c.data() + r * m_half * (m_xpos ? 4 : 2); }
   std::size_t m_half;
   const std::vector<wide>& m_w;
   double m_factor;
-  bool m_xpos;
+  bool m_xpos, m_exact;
   std::vector<W> m_c;
   std::vector<wide> m_logzeta;
   wide m_center = 0;
+  std::vector<double> m_os, m_oc, m_as, m_ac;  // offset phases (rows x half), the run's anchor phase
 };
+
+/// 1 if any of the n values at p is NaN or Inf (a bit test on the storage type's exponent field).
+template <class T>
+inline bool any_non_finite(const T* p, std::size_t n) {
+  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint16_t>>;
+  constexpr U mask = std::is_same_v<T, double>  ? U(0x7ff0000000000000ull)
+                     : std::is_same_v<T, float> ? U(0x7f800000u)
+                     : std::is_same_v<T, Eigen::half> ? U(0x7c00u)
+                                                      : U(0x7f80u);
+  unsigned bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    U u;
+    std::memcpy(&u, p + i, sizeof(U));
+    bad |= static_cast<unsigned>((u & mask) == mask);
+  }
+  return bad != 0;
+}
 
 template <class T, class W>
 inline W load(const T& v) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     return static_cast<W>(v);
-  else
+  } else if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
+    // bf16 -> float is exact: the 16 bits are the top half of the float (branch-free, vectorises)
+    std::uint16_t h;
+    std::memcpy(&h, &v, 2);
+    const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return static_cast<W>(f);
+  } else {
     return static_cast<W>(static_cast<float>(v));
+  }
 }
 template <class T, class W>
 inline T store(W v) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     return static_cast<T>(v);
-  else
+  } else if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
+    // float -> bf16, round to nearest even; NaN kept quiet (as Eigen's conversion), branch-free
+    const float f = static_cast<float>(v);
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    const auto h = static_cast<std::uint16_t>(nan ? ((u >> 16) | 0x40u) : rounded);
+    T out;
+    std::memcpy(static_cast<void*>(&out), &h, 2);
+    return out;
+  } else {
     return T(static_cast<float>(v));
+  }
 }
 
 /// Rotate `heads` head vectors starting at base (head h at base + h * head_stride) by the
-/// coefficients cs = (c[0..half), s[0..half)). Returns true if an input was NaN or Inf (when checking).
+/// coefficients cs = (c[0..half), s[0..half)). Returns true if a rotated value is NaN or Inf
+/// (when checking: an input NaN/Inf makes its pair's outputs non-finite; the head is still in L1).
 template <class T, class W>
 inline bool rotate_heads(T* base, std::ptrdiff_t head_stride, std::size_t heads, const W* cs, std::size_t half,
                          bool interleaved, bool check) {
   const W* c = cs;
   const W* s = cs + half;
-  constexpr W big = std::numeric_limits<W>::max();
   bool bad = false;
   for (std::size_t h = 0; h < heads; ++h) {
     T* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
-    T* va = v;
-    T* vb = interleaved ? v + 1 : v + half;
-    const std::size_t step = interleaved ? 2 : 1;
-    for (std::size_t k = 0; k < half; ++k) {
-      const W a = load<T, W>(va[k * step]), b = load<T, W>(vb[k * step]);
-      if (check) bad |= !(std::abs(a) <= big) || !(std::abs(b) <= big);
-      va[k * step] = store<T, W>(a * c[k] - b * s[k]);
-      vb[k * step] = store<T, W>(a * s[k] + b * c[k]);
+    if (interleaved) {
+      for (std::size_t k = 0; k < half; ++k) {
+        const W a = load<T, W>(v[2 * k]), b = load<T, W>(v[2 * k + 1]);
+        v[2 * k] = store<T, W>(a * c[k] - b * s[k]);
+        v[2 * k + 1] = store<T, W>(a * s[k] + b * c[k]);
+      }
+    } else {
+      T* va = v;
+      T* vb = v + half;
+      for (std::size_t k = 0; k < half; ++k) {
+        const W a = load<T, W>(va[k]), b = load<T, W>(vb[k]);
+        va[k] = store<T, W>(a * c[k] - b * s[k]);
+        vb[k] = store<T, W>(a * s[k] + b * c[k]);
+      }
     }
+    if (check) bad |= any_non_finite(v, 2 * half);
   }
   return bad;
 }
@@ -290,18 +371,20 @@ std::int64_t as_i64(I v) {
 }
 
 /// The shared core: rotate rows r = 0..rows-1 of q (row r at q_row(r), heads of q at q_head_stride) and of k,
-/// row r at position pos(r); positions come in runs (run_start(r) true when row r does not continue the
-/// previous row's run at +1) so that chunks of coefficients can be shared. Throws nothing.
+/// row r at position pos(r) (consecutive: pos(r) = pos(0) + r, integers). Throws nothing.
 template <class T, class W, class Qrow, class Krow, class Pos>
 bool rotate_rows(std::size_t rows, Qrow q_row, std::size_t q_heads, std::ptrdiff_t q_head_stride, Krow k_row,
-                 std::size_t k_heads, std::ptrdiff_t k_head_stride, Pos pos, const frequencies& f,
+                 std::size_t k_heads, std::ptrdiff_t k_head_stride, Pos pos, bool consecutive, const frequencies& f,
                  const apply_options& opt, const apply_plan& p) {
   constexpr std::size_t chunk = 64;
-  coefficients<W> co(f, opt, std::min(rows, chunk));
+  coefficients<W> co(f, opt, std::min(rows, chunk), consecutive ? std::is_same_v<T, double> : true);
   bool bad = false;
   for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
     const std::size_t n = std::min(chunk, rows - r0);
-    for (std::size_t r = 0; r < n; ++r) co.set(r, pos(r0 + r));
+    if (consecutive)
+      co.set_run(n, pos(r0));
+    else
+      for (std::size_t r = 0; r < n; ++r) co.set(r, pos(r0 + r));
     for (std::size_t r = 0; r < n; ++r) {
       bad |= rotate_heads<T, W>(q_row(r0 + r), q_head_stride, q_heads, co.q(r), p.half, p.interleaved, p.check_finite);
       if (k_heads != 0)
@@ -365,29 +448,35 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   const std::size_t B = q.sizes[0], S = q.sizes[2];
   if (B == 0 || S == 0 || q.sizes[3] == 0) return;
   using W = work_t<T>;
-  // Chunks of positions; coefficients of a chunk shared by consecutive sequences at the same offset.
-  constexpr std::size_t chunk = 64;
-  coefficients<W> co(f, opt, std::min(S, chunk));
+  // Chunks of 16 positions (their coefficients, <= 16 KiB for head_dim 128, stay in L1 while every
+  // head's 16 rows stream through); shared by consecutive sequences at the same offset.
+  constexpr std::size_t chunk = 16;
+  coefficients<W> co(f, opt, std::min(S, chunk), std::is_same_v<T, double>);
   const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
   bool bad = false;
+  // Per chunk of positions and sequence: head by head, the chunk's rows (contiguous along seq in the
+  // usual [batch, heads, seq, head_dim] layout: a streaming access per head).
+  auto rotate_chunk = [&](T* base, std::ptrdiff_t s_stride, std::size_t n, bool use_k) {
+    for (std::size_t r = 0; r < n; ++r)
+      bad |= rotate_heads<T, W>(base + static_cast<std::ptrdiff_t>(r) * s_stride, 0, 1, use_k ? co.k(r) : co.q(r),
+                                p.half, p.interleaved, p.check_finite);
+  };
   for (std::size_t s0 = 0; s0 < S; s0 += chunk) {
     const std::size_t n = std::min(chunk, S - s0);
     std::int64_t have = -1;
     for (std::size_t b = 0; b < B; ++b) {
       const std::int64_t o = offsets.empty() ? 0 : offsets[b];
       if (o != have) {
-        for (std::size_t r = 0; r < n; ++r) co.set(r, static_cast<wide>(o + static_cast<std::int64_t>(s0 + r)));
+        co.set_run(n, static_cast<wide>(o + static_cast<std::int64_t>(s0)));
         have = o;
       }
-      for (std::size_t r = 0; r < n; ++r) {
-        const std::size_t s = s0 + r;
-        T* qr = q.data + static_cast<std::ptrdiff_t>(b) * q.strides[0] + static_cast<std::ptrdiff_t>(s) * q.strides[2];
-        bad |= rotate_heads<T, W>(qr, q.strides[1], qh, co.q(r), p.half, p.interleaved, p.check_finite);
-        if (kh != 0) {
-          T* kr = k.data + static_cast<std::ptrdiff_t>(b) * k.strides[0] + static_cast<std::ptrdiff_t>(s) * k.strides[2];
-          bad |= rotate_heads<T, W>(kr, k.strides[1], kh, co.k(r), p.half, p.interleaved, p.check_finite);
-        }
-      }
+      const auto sb = static_cast<std::ptrdiff_t>(b), ss = static_cast<std::ptrdiff_t>(s0);
+      for (std::size_t h = 0; h < qh; ++h)
+        rotate_chunk(q.data + sb * q.strides[0] + static_cast<std::ptrdiff_t>(h) * q.strides[1] + ss * q.strides[2],
+                     q.strides[2], n, false);
+      for (std::size_t h = 0; h < kh; ++h)
+        rotate_chunk(k.data + sb * k.strides[0] + static_cast<std::ptrdiff_t>(h) * k.strides[1] + ss * k.strides[2],
+                     k.strides[2], n, true);
     }
   }
   if (bad) fail_non_finite(q, k, where);
@@ -456,8 +545,8 @@ void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seql
     bad |= rotate_rows<T, W>(
         len, [&](std::size_t r) { return q.data + static_cast<std::ptrdiff_t>(t0 + r) * q.strides[0]; }, qh,
         q.strides[1], [&](std::size_t r) { return k.data + static_cast<std::ptrdiff_t>(t0 + r) * k.strides[0]; }, kh,
-        has_k ? k.strides[1] : 0, [&](std::size_t r) { return static_cast<wide>(o + static_cast<std::int64_t>(r)); }, f,
-        opt, p);
+        has_k ? k.strides[1] : 0, [&](std::size_t r) { return static_cast<wide>(o + static_cast<std::int64_t>(r)); }, true,
+        f, opt, p);
   }
   if (bad) fail_non_finite(q, k, where);
 }

@@ -80,7 +80,7 @@ void apply_inplace(T* x, std::size_t rows, std::size_t stride, const plan& p, co
     return positions.empty() ? x0 + static_cast<numeric::wide>(r) * dx : static_cast<numeric::wide>(positions[r]);
   };
   (void)rotary::detail::rotate_rows<T, W>(rows, row, p.heads, static_cast<std::ptrdiff_t>(p.head_dim), row, 0, 0, pos,
-                                          f, ao, rp);
+                                          false, f, ao, rp);
 }
 }  // namespace detail
 
