@@ -103,41 +103,35 @@ inline T store(double v) {
     return T(static_cast<float>(v));
 }
 
-/// row[j] (+)= bias(i, j) for j < k_len; ramp[j] = j as double.
+/// row[j] (+)= bias(i, j) for j < k_len; ramp[j] = j as double. The row is split at the query's
+/// own column (j <= i, j > i) so that each part is one branch-free (vectorisable) loop.
 template <class T, bool Add>
 inline void bias_row(T* row, std::size_t k_len, const double* ramp, double m, std::int64_t i, const bias_options& opt) {
   const double di = static_cast<double>(i);
-  constexpr double ninf = -std::numeric_limits<double>::infinity();
+  // columns j <= i: [0, split); columns j > i: [split, k_len)
+  const std::size_t split =
+      i < 0 ? 0 : static_cast<std::size_t>(std::min<std::int64_t>(i + 1, static_cast<std::int64_t>(k_len)));
+  auto put = [&](std::size_t j, double b) { row[j] = store<T>(Add ? load(row[j]) + b : b + 0.0); };
   switch (opt.form) {
     case bias_form::relative:
-      if (opt.causal_mask) {
-        for (std::size_t j = 0; j < k_len; ++j) {
-          const double b = m * (ramp[j] - di);
-          const double v = Add ? load(row[j]) + b : b + 0.0;  // (+ 0.0: no -0 in tables, as in a sum with 0 scores)
-          row[j] = store<T>(ramp[j] > di ? ninf : v);
-        }
-      } else {
-        for (std::size_t j = 0; j < k_len; ++j) {
-          const double b = m * (ramp[j] - di);
-          row[j] = store<T>(Add ? load(row[j]) + b : b + 0.0);
-        }
-      }
+      for (std::size_t j = 0; j < split; ++j) put(j, m * (ramp[j] - di));
+      if (!opt.causal_mask)
+        for (std::size_t j = split; j < k_len; ++j) put(j, m * (ramp[j] - di));
       break;
     case bias_form::key_position:
-      for (std::size_t j = 0; j < k_len; ++j) {
-        const double b = m * ramp[j];
-        const double v = Add ? load(row[j]) + b : b + 0.0;  // (+ 0.0: no -0 in tables, as in a sum with 0 scores)
-        row[j] = store<T>(opt.causal_mask && ramp[j] > di ? ninf : v);
-      }
+      for (std::size_t j = 0; j < split; ++j) put(j, m * ramp[j]);
+      if (!opt.causal_mask)
+        for (std::size_t j = split; j < k_len; ++j) put(j, m * ramp[j]);
       break;
     case bias_form::symmetric:
-      for (std::size_t j = 0; j < k_len; ++j) {
-        const double b = -m * std::abs(ramp[j] - di);
-        const double v = Add ? load(row[j]) + b : b + 0.0;  // (+ 0.0: no -0 in tables, as in a sum with 0 scores)
-        row[j] = store<T>(opt.causal_mask && ramp[j] > di ? ninf : v);
-      }
+      // -m |i - j| = m (j - i) for j <= i (the sign of zero as -m * |0| = -0)
+      for (std::size_t j = 0; j < split; ++j) put(j, -m * (di - ramp[j]));
+      if (!opt.causal_mask)
+        for (std::size_t j = split; j < k_len; ++j) put(j, -m * (ramp[j] - di));
       break;
   }
+  if (opt.causal_mask)
+    for (std::size_t j = split; j < k_len; ++j) row[j] = store<T>(-std::numeric_limits<double>::infinity());
 }
 
 inline void check_slopes(std::span<const double> m, std::size_t heads, std::string_view where) {

@@ -448,9 +448,10 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   const std::size_t B = q.sizes[0], S = q.sizes[2];
   if (B == 0 || S == 0 || q.sizes[3] == 0) return;
   using W = work_t<T>;
-  // Chunks of 16 positions (their coefficients, <= 16 KiB for head_dim 128, stay in L1 while every
-  // head's 16 rows stream through); shared by consecutive sequences at the same offset.
-  constexpr std::size_t chunk = 16;
+  // Chunks of 256 positions (their coefficients, 256 KiB for head_dim 128 in double, stay in L2
+  // while every head's 256 contiguous rows stream through); shared by consecutive sequences at the
+  // same offset.
+  constexpr std::size_t chunk = 256;
   coefficients<W> co(f, opt, std::min(S, chunk), std::is_same_v<T, double>);
   const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
   bool bad = false;
