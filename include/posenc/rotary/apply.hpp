@@ -265,6 +265,49 @@ inline bool any_non_finite(const T* p, std::size_t n) {
   return bad != 0;
 }
 
+/// IEEE binary16 bits -> float, exact, branch-free (selects only, so loops over it vectorise):
+/// normal numbers re-biased, subnormals renormalised by a float subtraction, Inf/NaN kept.
+inline float half_bits_to_float(std::uint16_t h) {
+  const std::uint32_t em = static_cast<std::uint32_t>(h & 0x7fffu) << 13;  // exponent and mantissa
+  const std::uint32_t e = em & (0x7c00u << 13);
+  const std::uint32_t normal = em + (std::uint32_t{127 - 15} << 23);
+  const std::uint32_t special = normal + (std::uint32_t{128 - 16} << 23);  // Inf/NaN: exponent all ones
+  float sub;                                                               // zero/subnormal: m 2^-24
+  const std::uint32_t sub_bits = normal + (1u << 23);
+  std::memcpy(&sub, &sub_bits, 4);
+  sub -= 6.103515625e-05f;  // 2^-14
+  std::uint32_t sub_u;
+  std::memcpy(&sub_u, &sub, 4);
+  std::uint32_t u = e == (0x7c00u << 13) ? special : (e == 0 ? sub_u : normal);
+  u |= static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+/// float -> IEEE binary16 bits, rounded to nearest even (overflow to Inf, subnormals rounded by a
+/// float addition, NaN -> quiet NaN 0x7e00), branch-free.
+inline std::uint16_t float_to_half_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const std::uint32_t sign = (u >> 16) & 0x8000u;
+  const std::uint32_t a = u & 0x7fffffffu;
+  // normal range: re-bias the exponent, round the 13 dropped bits to nearest even
+  const std::uint32_t normal = (a + (static_cast<std::uint32_t>(15 - 127) << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
+  // subnormal range (|f| < 2^-14): adding 0.5 aligns the mantissa so the float addition rounds
+  float af;
+  std::memcpy(&af, &a, 4);
+  const float aligned = af + 0.5f;
+  std::uint32_t al;
+  std::memcpy(&al, &aligned, 4);
+  const std::uint32_t sub = al - 0x3f000000u;  // the bits of 0.5
+  const std::uint32_t inf_nan = a > 0x7f800000u ? 0x7e00u : 0x7c00u;
+  const std::uint32_t r = a >= (static_cast<std::uint32_t>(127 + 16) << 23) ? inf_nan
+                          : a < (static_cast<std::uint32_t>(127 - 14) << 23) ? sub
+                                                                              : normal;
+  return static_cast<std::uint16_t>(r | sign);
+}
+
 template <class T, class W>
 inline W load(const T& v) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -278,7 +321,9 @@ inline W load(const T& v) {
     std::memcpy(&f, &u, 4);
     return static_cast<W>(f);
   } else {
-    return static_cast<W>(static_cast<float>(v));
+    std::uint16_t h;
+    std::memcpy(&h, &v, 2);
+    return static_cast<W>(half_bits_to_float(h));
   }
 }
 template <class T, class W>
@@ -297,7 +342,10 @@ inline T store(W v) {
     std::memcpy(static_cast<void*>(&out), &h, 2);
     return out;
   } else {
-    return T(static_cast<float>(v));
+    const std::uint16_t h = float_to_half_bits(static_cast<float>(v));
+    T out;
+    std::memcpy(static_cast<void*>(&out), &h, 2);
+    return out;
   }
 }
 
