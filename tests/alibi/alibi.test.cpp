@@ -63,7 +63,7 @@ long double exact_bias(pa::bias_form form, long double m, long double i, long do
 
 }  // namespace
 
-TEST_CASE("ALiBi slopes: 8 heads are 2^-1 .. 2^-8 exactly; other counts match the authors' get_slopes") {
+TEST_CASE("ALiBi slopes: 8 heads are 2^-1 .. 2^-8 exactly and other counts match the authors' get_slopes") {
   const auto m8 = pa::slopes(8);
   REQUIRE(m8.size() == 8);
   for (int h = 0; h < 8; ++h) CHECK(m8[static_cast<std::size_t>(h)] == std::ldexp(1.0, -(h + 1)));
@@ -81,7 +81,7 @@ TEST_CASE("ALiBi slopes: 8 heads are 2^-1 .. 2^-8 exactly; other counts match th
     CHECK(m12[8 + static_cast<std::size_t>(h)] == doctest::Approx(std::exp2(-0.5 - h)).epsilon(1e-15));
 }
 
-TEST_CASE("ALiBi add_bias: the three forms against their closed forms, with KV-cache offsets") {
+TEST_CASE("ALiBi add_bias: the three forms against their closed forms with KV-cache offsets") {
   // float scores: y = round_f32(s + bias) computed via double: |y - exact| <= 0.5 ulp_f32(y) + 2^-50 (|s| + |bias|)
   const std::size_t B = 2, H = 5, Lq = 7, Lk = 30;
   const auto m = pa::slopes(H);
@@ -128,7 +128,7 @@ TEST_CASE("ALiBi: relative and key_position differ by m i along each row (same s
       }
 }
 
-TEST_CASE("ALiBi: bias_table equals add_bias on zero scores and write_bias; a decode step equals the last prefill row") {
+TEST_CASE("ALiBi: bias_table equals add_bias on zero scores and write_bias and a decode step equals the last prefill row") {
   const std::size_t H = 6, L = 17;
   const auto m = pa::slopes(H);
   for (auto form : {pa::bias_form::relative, pa::bias_form::symmetric}) {
@@ -147,7 +147,7 @@ TEST_CASE("ALiBi: bias_table equals add_bias on zero scores and write_bias; a de
   }
 }
 
-TEST_CASE("ALiBi ragged scores equal per-sequence dense scores bitwise; columns past k_len untouched") {
+TEST_CASE("ALiBi ragged scores equal per-sequence dense scores bitwise and columns past k_len are untouched") {
   const std::size_t H = 3, Kmax = 12;
   const auto m = pa::slopes(H);
   const std::vector<int> cq{0, 4, 5, 5, 9}, ck{0, 10, 22, 25, 29};  // prefill-ish, decode, empty, chunk

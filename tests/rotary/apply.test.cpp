@@ -159,7 +159,7 @@ void dense_against_reference() {
 
 }  // namespace
 
-TEST_CASE("dense apply: every entry within the stated bound of a long double rotation (f64, f32, f16, bf16)") {
+TEST_CASE("dense apply: every entry within the stated bound of a long double rotation in f64 f32 f16 and bf16") {
   SUBCASE("double") { dense_against_reference<double>(); }
   SUBCASE("float") { dense_against_reference<float>(); }
   SUBCASE("half") { dense_against_reference<Eigen::half>(); }
@@ -226,7 +226,7 @@ TEST_CASE("ragged application equals per-sequence dense application bitwise") {
   }
 }
 
-TEST_CASE("a KV cache appending token by token equals the prefill of the whole sequence, bitwise") {
+TEST_CASE("a KV cache appending token by token equals the prefill of the whole sequence bitwise") {
   const std::size_t H = 2, D = 32, S = 19;
   const auto f = pr::default_frequencies(D, 1e6);
   const auto q0 = random_values<Eigen::half>(S * H * D, 8);
@@ -242,7 +242,7 @@ TEST_CASE("a KV cache appending token by token equals the prefill of the whole s
   CHECK(std::memcmp(whole.data(), steps.data(), whole.size() * sizeof(Eigen::half)) == 0);
 }
 
-TEST_CASE("a strided [batch, seq, heads, head_dim] view gives the contiguous result bitwise") {
+TEST_CASE("a strided batch-seq-heads-head_dim view gives the contiguous result bitwise") {
   const std::size_t B = 2, S = 7, H = 3, D = 8;
   const auto f = pr::default_frequencies(D);
   const auto x0 = random_values<double>(B * S * H * D, 9);
@@ -268,7 +268,7 @@ TEST_CASE("a strided [batch, seq, heads, head_dim] view gives the contiguous res
   CHECK(same);
 }
 
-TEST_CASE("<R(m) q, R(n) k> depends only on n - m: the closed form at positions up to 10^6") {
+TEST_CASE("the score of R(m) q and R(n) k depends only on n - m: the closed form at positions up to 10^6") {
   // score = f^2 sum_k [cos((n-m) w_k)(q_a k_a + q_b k_b) + sin((n-m) w_k)(q_b k_a - q_a k_b)]
   // in long double; tolerance 1e-13 relative to f^2 sum |q||k| (double storage, a few roundings per term).
   const std::size_t D = 64;
@@ -295,7 +295,7 @@ TEST_CASE("<R(m) q, R(n) k> depends only on n - m: the closed form at positions 
       }
 }
 
-TEST_CASE("xPos: each entry against a long double transcription, and <q_m, k_n> = sum zeta^((m-n)/B) ...") {
+TEST_CASE("xPos: each entry against a long double transcription and the score closed form with zeta^((m-n)/B)") {
   const std::size_t D = 32, S = 40;
   const auto f = pr::default_frequencies(D);
   pr::apply_options o;
@@ -424,7 +424,7 @@ TEST_CASE("apply bad input: each a named posenc::error with the argument in its 
   CHECK(std::isfinite(k[4]));
 }
 
-TEST_CASE("the branch-free binary16 conversions equal Eigen::half's, bitwise (NaN: NaN)") {
+TEST_CASE("the branch-free binary16 conversions equal Eigen::half's bitwise (NaN to NaN)") {
   namespace d = posenc::rotary::detail;
   auto half_bits = [](Eigen::half h) {
     std::uint16_t b;

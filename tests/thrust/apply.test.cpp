@@ -103,12 +103,12 @@ void device_dense_and_ragged() {
 
 }  // namespace
 
-TEST_CASE("device rotary apply: dense equals the host within the bound, ragged equals dense bitwise") {
+TEST_CASE("device rotary apply: dense equals the host within the bound and ragged equals dense bitwise") {
   SUBCASE("double") { device_dense_and_ragged<double>(); }
   SUBCASE("float") { device_dense_and_ragged<float>(); }
 }
 
-TEST_CASE("device rotary apply: one ragged batch with empty sequences and a KV-cache offset; xPos") {
+TEST_CASE("device rotary apply: a ragged batch with empty sequences and KV-cache offsets with xPos") {
   namespace pr = posenc::rotary;
   namespace dr = posenc::device::rotary;
   const std::size_t T = 14, H = 2, D = 16;
@@ -129,7 +129,7 @@ TEST_CASE("device rotary apply: one ragged batch with empty sequences and a KV-c
   CHECK(count_outside(to_std(kd), kh, 200 * 32 * std::numeric_limits<double>::epsilon()) == 0);
 }
 
-TEST_CASE("device rotary apply: bad input is rejected with the host's messages; NaN leaves q and k unchanged") {
+TEST_CASE("device rotary apply: bad input is rejected with the host's messages and NaN leaves q and k unchanged") {
   namespace pr = posenc::rotary;
   namespace dr = posenc::device::rotary;
   const std::size_t T = 4, H = 1, D = 8;
