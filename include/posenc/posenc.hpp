@@ -11,6 +11,7 @@
 #include <posenc/adapters/eigen.hpp>  // IWYU pragma: export
 #include <posenc/ode.hpp>            // IWYU pragma: export
 
+#include <posenc/alibi.hpp>       // IWYU pragma: export
 #include <posenc/floater.hpp>     // IWYU pragma: export
 #include <posenc/rotary.hpp>      // IWYU pragma: export
 #include <posenc/sinusoidal.hpp>  // IWYU pragma: export

@@ -29,3 +29,4 @@ int main(int argc, char** argv) {
 #include "encodings.test.cpp"
 #include "errors.test.cpp"
 #include "usage.test.cpp"
+#include "apply.test.cpp"

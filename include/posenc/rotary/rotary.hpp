@@ -2,8 +2,9 @@
 // Rotary position embedding (RoPE, Su et al. 2021): the sinusoidal encoding's rotation applied to
 // query/key vectors. Row i of a [positions x (heads * head_dim)] matrix is rotated, pair by pair,
 // by the angle x_i * theta_k, theta_k = base^(-2k / rotary_dim), so that
-// <R(m) q, R(n) k> = q^T R(n - m) k depends only on n - m. The angles come from the exact
-// sinusoidal tables of posenc/sinusoidal/sinusoidal.hpp (no float32 angle products).
+// <R(m) q, R(n) k> = q^T R(n - m) k depends only on n - m. The rotation is the one of
+// posenc/rotary/apply.hpp (exact phases, no float32 angle products); these are its row-matrix
+// entry points.
 #pragma once
 
 #include <Eigen/Core>
@@ -15,15 +16,12 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
-#include <posenc/sinusoidal/sinusoidal.hpp>
 #include <posenc/encoding/table.hpp>
+#include <posenc/rotary/apply.hpp>
+#include <posenc/rotary/frequencies.hpp>
+#include <posenc/sinusoidal/sinusoidal.hpp>
 
 namespace posenc::rotary {
-
-/// Which columns of a head form the rotated pairs.
-///  - layout::interleaved: (2k, 2k+1) (RoFormer, GPT-J, Meta's LLaMA reference code);
-///  - layout::half: (k, k + rotary_dim/2) ("rotate_half": GPT-NeoX, Hugging Face LLaMA).
-using layout = sinusoidal::layout;
 
 struct options {
   rotary::layout layout = rotary::layout::interleaved;
@@ -58,53 +56,33 @@ inline plan make_plan(std::size_t cols, const options& opt, std::string_view whe
   return {hd, rd, cols / hd};
 }
 
-inline sinusoidal::options table_options(const options& opt) {
-  sinusoidal::options s;
-  s.layout = sinusoidal::layout::half;
-  s.spacing = sinusoidal::spacing::two_k_over_d;
-  s.base = opt.base;
-  return s;
+/// The frequencies base^(-2k / rotary_dim) in long double (base validated by make_plan; any base > 0).
+inline frequencies options_frequencies(const plan& p, const options& opt) {
+  frequencies f;
+  f.inv_freq.resize(p.rotary_dim / 2);
+  const numeric::wide lb = std::log(static_cast<numeric::wide>(opt.base));
+  for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
+    f.inv_freq[k] = std::exp(-lb * static_cast<numeric::wide>(2 * k) / static_cast<numeric::wide>(p.rotary_dim));
+  return f;
 }
 
-/// Rotate rows [r0, r0 + n) of x using the half-layout (sin | cos) table sc (n x rotary_dim).
-template <class T, class W>
-void rotate_rows(T* x, std::size_t stride, std::size_t n, const plan& p, layout lay, const W* sc) {
-  const std::size_t h = p.rotary_dim / 2;
-  for (std::size_t i = 0; i < n; ++i) {
-    const W* s = sc + i * p.rotary_dim;
-    const W* c = s + h;
-    for (std::size_t head = 0; head < p.heads; ++head) {
-      T* v = x + i * stride + head * p.head_dim;
-      for (std::size_t k = 0; k < h; ++k) {
-        const std::size_t ia = lay == layout::interleaved ? 2 * k : k;
-        const std::size_t ib = lay == layout::interleaved ? 2 * k + 1 : k + h;
-        const W a = v[ia], b = v[ib];
-        v[ia] = static_cast<T>(a * c[k] - b * s[k]);
-        v[ib] = static_cast<T>(a * s[k] + b * c[k]);
-      }
-    }
-  }
-}
-
+/// Rotate the rows of x (rows x heads*head_dim, row stride `stride`) with the apply.hpp core.
 template <class T>
 void apply_inplace(T* x, std::size_t rows, std::size_t stride, const plan& p, const options& opt,
                    std::span<const double> positions) {
-  using W = sinusoidal::detail::work_t<T>;
-  constexpr std::size_t chunk = 256;
-  const sinusoidal::options so = table_options(opt);
-  std::vector<W> sc(std::min(rows, chunk) * p.rotary_dim);
-  for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
-    const std::size_t n = std::min(chunk, rows - r0);
-    if (positions.empty()) {
-      sinusoidal::options sr = so;
-      sr.first_position = opt.first_position + static_cast<double>(r0) * opt.position_step;
-      sr.position_step = opt.position_step;
-      sinusoidal::detail::fill_unchecked(sc.data(), n, p.rotary_dim, p.rotary_dim, sr);
-    } else {
-      sinusoidal::detail::fill_at_unchecked(positions.subspan(r0, n), sc.data(), p.rotary_dim, p.rotary_dim, so);
-    }
-    rotate_rows(x + r0 * stride, stride, n, p, opt.layout, sc.data());
-  }
+  using W = rotary::detail::work_t<T>;
+  const frequencies f = options_frequencies(p, opt);
+  apply_options ao;
+  ao.layout = opt.layout;
+  ao.check_finite = false;
+  const rotary::detail::apply_plan rp{p.rotary_dim / 2, p.head_dim, opt.layout == layout::interleaved, false, false};
+  const numeric::wide x0 = opt.first_position, dx = opt.position_step;
+  auto row = [&](std::size_t r) { return x + r * stride; };
+  auto pos = [&](std::size_t r) {
+    return positions.empty() ? x0 + static_cast<numeric::wide>(r) * dx : static_cast<numeric::wide>(positions[r]);
+  };
+  (void)rotary::detail::rotate_rows<T, W>(rows, row, p.heads, static_cast<std::ptrdiff_t>(p.head_dim), row, 0, 0, pos,
+                                          false, f, ao, rp);
 }
 }  // namespace detail
 
@@ -176,12 +154,12 @@ posenc::matrix<T> rotation_matrix(double position, std::size_t head_dim, const o
   posenc::detail::require<non_finite_error>(std::isfinite(position), where, "position: expected a finite position, got ",
                                             position);
   const std::size_t h = p.rotary_dim / 2;
-  const auto w = sinusoidal::detail::frequencies_wide(h, detail::table_options(o));
+  const frequencies f = detail::options_frequencies(p, o);
   auto R = posenc::detail::allocate_matrix<posenc::matrix<T>>(head_dim, head_dim, where, "head_dim", "head_dim");
   R.setIdentity();
   for (std::size_t k = 0; k < h; ++k) {
-    sinusoidal::detail::work_t<T> s, c;
-    sinusoidal::detail::sincos_angle(static_cast<sinusoidal::detail::wide>(position) * w[k], s, c);
+    std::conditional_t<std::is_same_v<T, long double>, long double, double> s, c;
+    numeric::sincos_angle(static_cast<numeric::wide>(position) * f.inv_freq[k], s, c);
     const auto ia = static_cast<Eigen::Index>(o.layout == layout::interleaved ? 2 * k : k);
     const auto ib = static_cast<Eigen::Index>(o.layout == layout::interleaved ? 2 * k + 1 : k + h);
     R(ia, ia) = static_cast<T>(c);

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+// RoPE applied in place to q and k, and the ALiBi bias, against the memory roofline measured in
+// the same binary:
+//  - BM_copy<T>: memcpy of q and k to two other buffers (the same bytes read and written as the
+//    in-place rotation);
+//  - BM_rope_dense<T>: rotary::apply_inplace on q and k [1, 32, 4096, 128] (positions 0..4095;
+//    32 MiB per tensor in bf16, 64 MiB in f32; a smaller batch than the 8-sequence one of the
+//    issue, on a shared 2-core machine), both layouts;
+//  - BM_rope_ragged<T>: the same tokens as a ragged [4096, 32, 128] batch of 8 sequences of 512
+//    at KV-cache offsets (ragged vs dense overhead), and a decode step: 256 sequences of 1 token
+//    each at positions ~4000 (every token its own position: the cos/sin cost is not shared);
+//  - BM_fill<T> / BM_alibi_write<T>: a fill of scores [1, 32, 1024, 1024] vs alibi::write_bias
+//    into them; BM_add_const<T> / BM_alibi_add<T>: scores += c vs alibi::add_bias (read + write).
+// Counters: bytes moved per second (GB/s: read + written bytes of the operation), MiB per tensor.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <posenc/alibi.hpp>
+#include <posenc/rotary.hpp>
+
+namespace {
+
+namespace pr = posenc::rotary;
+namespace pa = posenc::alibi;
+
+constexpr std::size_t H = 32, S = 4096, D = 128;
+
+void set_counters(benchmark::State& state, double bytes_moved, double tensor_bytes) {
+  state.counters["GB/s"] =
+      benchmark::Counter(bytes_moved, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.counters["MiB"] = tensor_bytes / (1 << 20);
+}
+
+template <class T>
+std::vector<T> filled(std::size_t n) {
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = T(static_cast<float>((i * 2654435761u) % 1000) / 500.0f - 1.0f);
+  return v;
+}
+
+template <class T>
+void BM_copy(benchmark::State& state) {
+  const std::size_t n = H * S * D;
+  auto q = filled<T>(n), k = filled<T>(n), q2 = filled<T>(n), k2 = filled<T>(n);
+  for (auto _ : state) {
+    std::memcpy(q2.data(), q.data(), n * sizeof(T));
+    std::memcpy(k2.data(), k.data(), n * sizeof(T));
+    benchmark::DoNotOptimize(q2.data());
+    benchmark::DoNotOptimize(k2.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+}
+
+template <class T>
+void BM_rope_dense(benchmark::State& state) {
+  const std::size_t n = H * S * D;
+  auto q = filled<T>(n), k = filled<T>(n);
+  const auto f = pr::default_frequencies(D, 500000.0);
+  pr::apply_options o;
+  o.layout = state.range(0) == 0 ? pr::layout::interleaved : pr::layout::half;
+  o.check_finite = state.range(1) != 0;
+  for (auto _ : state) {
+    pr::apply_inplace<T>(pr::dense_view<T>::contiguous(q.data(), {1, H, S, D}),
+                         pr::dense_view<T>::contiguous(k.data(), {1, H, S, D}), f, {}, o);
+    benchmark::DoNotOptimize(q.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+}
+
+template <class T>
+void BM_rope_ragged(benchmark::State& state) {
+  const std::size_t seqs = static_cast<std::size_t>(state.range(0));
+  const std::size_t tokens = state.range(1) != 0 ? seqs : S;  // 1: decode (one token per sequence)
+  const std::size_t n = tokens * H * D;
+  auto q = filled<T>(n), k = filled<T>(n);
+  const auto f = pr::default_frequencies(D, 500000.0);
+  std::vector<std::int64_t> cu(seqs + 1), off(seqs);
+  for (std::size_t b = 0; b <= seqs; ++b) cu[b] = static_cast<std::int64_t>(b * (tokens / seqs));
+  for (std::size_t b = 0; b < seqs; ++b) off[b] = static_cast<std::int64_t>(3000 + 7 * b);
+  pr::apply_options o;
+  o.layout = pr::layout::half;
+  for (auto _ : state) {
+    pr::apply_ragged_inplace<T, std::int64_t>(pr::ragged_view<T>::contiguous(q.data(), {tokens, H, D}),
+                                              pr::ragged_view<T>::contiguous(k.data(), {tokens, H, D}), cu, off, f, o);
+    benchmark::DoNotOptimize(q.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+}
+
+constexpr std::size_t AH = 32, AL = 1024;
+
+template <class T>
+void BM_fill(benchmark::State& state) {
+  auto s = filled<T>(AH * AL * AL);
+  T v = T(0.5f);
+  for (auto _ : state) {
+    std::fill(s.begin(), s.end(), v);
+    benchmark::DoNotOptimize(s.data());
+    benchmark::ClobberMemory();
+    v = T(static_cast<float>(v) + 1.0f);
+  }
+  set_counters(state, static_cast<double>(s.size() * sizeof(T)), static_cast<double>(s.size() * sizeof(T)));
+}
+
+template <class T>
+void BM_alibi_write(benchmark::State& state) {
+  auto s = filled<T>(AH * AL * AL);
+  const auto m = pa::slopes(AH);
+  const pa::bias_options o{static_cast<pa::bias_form>(state.range(0)), state.range(1) != 0};
+  for (auto _ : state) {
+    pa::write_bias<T>(pa::scores_view<T>::contiguous(s.data(), {1, AH, AL, AL}), m, {}, o);
+    benchmark::DoNotOptimize(s.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, static_cast<double>(s.size() * sizeof(T)), static_cast<double>(s.size() * sizeof(T)));
+}
+
+template <class T>
+void BM_add_const(benchmark::State& state) {
+  auto s = filled<T>(AH * AL * AL);
+  for (auto _ : state) {
+    for (auto& x : s) x = T(static_cast<float>(x) + 0.25f);
+    benchmark::DoNotOptimize(s.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 2.0 * static_cast<double>(s.size() * sizeof(T)), static_cast<double>(s.size() * sizeof(T)));
+}
+
+template <class T>
+void BM_alibi_add(benchmark::State& state) {
+  auto s = filled<T>(AH * AL * AL);
+  const auto m = pa::slopes(AH);
+  const pa::bias_options o{static_cast<pa::bias_form>(state.range(0)), state.range(1) != 0};
+  for (auto _ : state) {
+    pa::add_bias<T>(pa::scores_view<T>::contiguous(s.data(), {1, AH, AL, AL}), m, {}, o);
+    benchmark::DoNotOptimize(s.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 2.0 * static_cast<double>(s.size() * sizeof(T)), static_cast<double>(s.size() * sizeof(T)));
+}
+
+}  // namespace
+
+BENCHMARK(BM_copy<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_dense<float>)->ArgNames({"half_layout", "check"})->Args({0, 1})->Args({1, 1})->Args({1, 0})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_ragged<float>)->ArgNames({"seqs", "decode"})->Args({8, 0})->Args({256, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_copy<Eigen::bfloat16>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_dense<Eigen::bfloat16>)->ArgNames({"half_layout", "check"})->Args({0, 1})->Args({1, 1})->Args({1, 0})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_ragged<Eigen::bfloat16>)->ArgNames({"seqs", "decode"})->Args({8, 0})->Args({256, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_copy<Eigen::half>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_dense<Eigen::half>)->ArgNames({"half_layout", "check"})->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_fill<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_alibi_write<float>)->ArgNames({"form", "mask"})->Args({0, 0})->Args({0, 1})->Args({2, 0})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_add_const<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_alibi_add<float>)->ArgNames({"form", "mask"})->Args({0, 0})->Args({0, 1})->Args({2, 0})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: MIT
+// Rotary position embeddings applied in place to the queries and keys of an attention layer, in
+// the layouts inference engines keep them:
+//
+//   dense  [batch, heads, seq, head_dim]   sequence b at positions offsets[b] + s
+//   ragged [tokens, heads, head_dim]       sequence b = tokens [cu_seqlens[b], cu_seqlens[b+1]),
+//                                          at positions offsets[b] + (t - cu_seqlens[b])
+//                                          (a KV cache appending token by token)
+//
+//   rotary::apply_inplace(q, k, freqs, offsets, opt)
+//   rotary::apply_ragged_inplace(q, k, cu_seqlens, offsets, freqs, opt)
+//
+// q and k are strided views of the caller's buffers (rotary::tensor_view: pointer, sizes, strides
+// in elements; head_dim contiguous); q and k may have different head counts (grouped-query
+// attention), and k may be empty (data == nullptr) to rotate q alone. Pair k of the first
+// rotary_dim = 2 * freqs.inv_freq.size() columns of each head turns by the angle
+// position * inv_freq[k] (formed in long double and reduced exactly by numeric::sincos_angle, so
+// the angle is exact at any position), its cos and sin scaled by freqs.attention_factor as
+// Hugging Face transformers does; the columns past rotary_dim are untouched. Layouts: interleaved
+// pairs (2k, 2k+1) (GPT-J, RoFormer) or half (k, k + rotary_dim/2) (GPT-NeoX, HF LLaMA).
+//
+// One pass over memory: the cos/sin of a position are computed once (in chunks of positions, shared
+// by every sequence of a dense batch at the same offset) and every head of q and of k at that
+// position is read once and written once.
+//
+// Precision: the storage types float, double, Eigen::half and Eigen::bfloat16. The angle is
+// position * inv_freq[k] rounded once to long double (relative error 2^-64), reduced exactly;
+// its cos/sin are rounded to the work type W (double for float/double storage, float for the half
+// types); each output is a*c -/+ b*s in W, rounded once to the storage type. So, with y_exact the
+// rotation by the long double angle, for float and double storage
+// |y - y_exact| <= 0.5 ulp_T(y) + 2^-50 (|a| + |b|) |f|, and for the half types
+// |y - y_exact| <= 0.5 ulp_T(y) + 2^-22 (|a| + |b|) |f| (f = attention_factor, times the xPos
+// scale; tests/rotary/apply.test.cpp checks both). The long double angle itself is within
+// n w 2^-64 of n w (2^-40 rad at n = 2^24, w = 1): far below float's and the half types'
+// resolution, but at positions beyond ~2^11 more than the double rounding of f64 storage (the
+// device path, posenc/device/rotary.hpp, forms the angle in double-double instead).
+//
+// xPos (Sun et al. 2023, "A Length-Extrapolatable Transformer"): with opt.xpos.enabled the rotation
+// of pair k is fused with the scale zeta_k^((n - center) / scale_base) on q and its inverse on k,
+// zeta_k = (2k / rotary_dim + gamma) / (1 + gamma), so <q_m, k_n> decays like zeta^((m - n)/B).
+//
+// Validation (posenc::error subclasses, messages naming the argument): shapes of q and k, a
+// contiguous head_dim, an even rotary_dim <= head_dim matching the frequencies, cu_seqlens starting
+// at 0, non-decreasing and ending at the token count, offsets >= 0 and offsets + length within
+// opt.max_positions (when set), NaN/Inf in q or k (opt.check_finite, checked in the same pass: the
+// error is thrown after the pass, the contents of q and k are then unspecified).
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <posenc/core/error.hpp>
+#include <posenc/encoding/tensor_view.hpp>
+#include <posenc/numeric/phase.hpp>
+#include <posenc/rotary/frequencies.hpp>
+#include <posenc/sinusoidal/sinusoidal.hpp>
+
+namespace posenc::rotary {
+
+/// Which columns of a head form the rotated pairs.
+///  - layout::interleaved: (2k, 2k+1) (RoFormer, GPT-J, Meta's LLaMA reference code);
+///  - layout::half: (k, k + rotary_dim/2) ("rotate_half": GPT-NeoX, Hugging Face LLaMA).
+using layout = sinusoidal::layout;
+
+/// A strided view of a caller's buffer (posenc/encoding/tensor_view.hpp); the apply functions need
+/// the last stride to be 1 (head_dim contiguous).
+using posenc::tensor_view;
+
+/// [batch, heads, seq, head_dim]
+template <class T>
+using dense_view = tensor_view<T, 4>;
+/// [tokens, heads, head_dim]
+template <class T>
+using ragged_view = tensor_view<T, 3>;
+
+/// xPos (Sun et al. 2023): per-pair decay zeta_k = (2k / rotary_dim + gamma) / (1 + gamma); q at
+/// position n is scaled by zeta_k^((n - center) / scale_base), k by zeta_k^(-(n - center) / scale_base).
+/// torchscale's XPOS uses gamma = 0.4, scale_base = 512 and centers the exponent on the middle of
+/// the sequence (center = (length + offset) / 2 rounded toward -inf, negated); the center cancels in
+/// every q-k product and only keeps the scales in range.
+struct xpos_options {
+  bool enabled = false;
+  double gamma = 0.4;         ///< > 0
+  double scale_base = 512.0;  ///< > 0
+  double center = 0.0;        ///< position subtracted in the exponent
+};
+
+struct apply_options {
+  rotary::layout layout = rotary::layout::interleaved;
+  std::size_t rotary_dim = 0;     ///< 0: 2 * freqs.inv_freq.size(); else must equal it (even, <= head_dim)
+  std::uint64_t max_positions = 0;  ///< > 0: every position must be < max_positions (a table length)
+  bool check_finite = true;       ///< NaN/Inf in q or k -> non_finite_error (same pass)
+  xpos_options xpos{};
+};
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_storage_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                     std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+
+/// The work type: double for float/double storage, float for the half types.
+template <class T>
+using work_t = std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, double>, double, float>;
+
+using wide = numeric::wide;
+
+/// Validated plan of one application.
+struct apply_plan {
+  std::size_t half;       // pairs
+  std::size_t head_dim;
+  bool interleaved;
+  bool xpos;
+  bool check_finite;
+};
+
+inline void check_frequencies(const frequencies& f, std::string_view where) {
+  posenc::detail::require(!f.inv_freq.empty(), where, "freqs.inv_freq: expected at least one frequency, got none");
+  for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
+    posenc::detail::require<non_finite_error>(std::isfinite(f.inv_freq[k]), where,
+                                              "freqs.inv_freq: expected finite frequencies, got ",
+                                              static_cast<double>(f.inv_freq[k]), " at index ", k);
+  posenc::detail::require<non_finite_error>(std::isfinite(f.attention_factor), where,
+                                            "freqs.attention_factor: expected a finite factor, got ", f.attention_factor);
+}
+
+inline apply_plan make_apply_plan(std::size_t head_dim, const frequencies& f, const apply_options& opt, std::string_view where) {
+  check_frequencies(f, where);
+  const std::size_t rd = opt.rotary_dim == 0 ? 2 * f.inv_freq.size() : opt.rotary_dim;
+  posenc::detail::require(rd % 2 == 0, where, "options.rotary_dim: expected an even rotary_dim, got ", rd);
+  posenc::detail::require<shape_error>(rd == 2 * f.inv_freq.size(), where,
+                                       "options.rotary_dim: expected 2 * freqs.inv_freq.size() = ",
+                                       2 * f.inv_freq.size(), ", got ", rd);
+  posenc::detail::require<shape_error>(rd <= head_dim, where, "rotary_dim: expected rotary_dim <= head_dim = ", head_dim,
+                                       ", got ", rd);
+  posenc::detail::require(opt.layout == layout::interleaved || opt.layout == layout::half, where,
+                          "options.layout: expected layout::interleaved or layout::half");
+  if (opt.xpos.enabled) {
+    posenc::detail::require<non_finite_error>(
+        std::isfinite(opt.xpos.gamma) && std::isfinite(opt.xpos.scale_base) && std::isfinite(opt.xpos.center), where,
+        "options.xpos: expected finite gamma, scale_base and center, got ", opt.xpos.gamma, ", ", opt.xpos.scale_base,
+        ", ", opt.xpos.center);
+    posenc::detail::require(opt.xpos.gamma > 0 && opt.xpos.scale_base > 0, where,
+                            "options.xpos: expected gamma > 0 and scale_base > 0, got ", opt.xpos.gamma, " and ",
+                            opt.xpos.scale_base);
+  }
+  return {rd / 2, head_dim, opt.layout == layout::interleaved, opt.xpos.enabled, opt.check_finite};
+}
+
+/// Per-position coefficients for a chunk of positions: for row r, cq/sq (for q) and ck/sk (for k;
+/// the same as q's unless xPos) of every pair. Rows are either set one by one (set: the exact
+/// phase of each position) or as a run of consecutive integer positions x0, x0 + 1, ...
+/// (set_run): with `exact` every row is an exact phase; otherwise (float and half storage) the
+/// run's first row is an exact phase e^{i x0 w} and row r is its product with the exact offset
+/// phase e^{i r w} (tabulated once), in double: within ~2^-52 of the exact cos/sin, far below
+/// the rounding to float that follows, and 64 times fewer sin/cos evaluations.
+template <class W>
+class coefficients {
+ public:
+  coefficients(const frequencies& f, const apply_options& opt, std::size_t rows, bool exact)
+      : m_half(f.inv_freq.size()),
+        m_w(f.inv_freq),
+        m_factor(f.attention_factor),
+        m_xpos(opt.xpos.enabled),
+        m_exact(exact || opt.xpos.enabled),
+        m_c(rows * m_half * (m_xpos ? 4 : 2)) {
+    if (m_xpos) {
+      m_logzeta.resize(m_half);
+      const wide g = opt.xpos.gamma, d = static_cast<wide>(2 * m_half);
+      for (std::size_t k = 0; k < m_half; ++k)
+        m_logzeta[k] = std::log((static_cast<wide>(2 * k) / d + g) / (1 + g)) / static_cast<wide>(opt.xpos.scale_base);
+      m_center = opt.xpos.center;
+    }
+    if (!m_exact) {
+      m_os.resize(rows * m_half);
+      m_oc.resize(rows * m_half);
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t k = 0; k < m_half; ++k)
+          numeric::sincos_angle(static_cast<wide>(r) * m_w[k], m_os[r * m_half + k], m_oc[r * m_half + k]);
+      m_as.resize(m_half);
+      m_ac.resize(m_half);
+    }
+  }
+  /// Fill row r for position x (exact phase).
+  void set(std::size_t r, wide x) {
+    W* cq = row(r);
+    W* sq = cq + m_half;
+    for (std::size_t k = 0; k < m_half; ++k) {
+      double s, c;
+      numeric::sincos_angle(x * m_w[k], s, c);
+      if (!m_xpos) {
+        cq[k] = static_cast<W>(c * m_factor);
+        sq[k] = static_cast<W>(s * m_factor);
+      } else {
+        const wide e = (x - m_center) * m_logzeta[k];
+        const double up = static_cast<double>(std::exp(e)), down = static_cast<double>(std::exp(-e));
+        W* ck = sq + m_half;
+        W* sk = ck + m_half;
+        cq[k] = static_cast<W>(c * m_factor * up);
+        sq[k] = static_cast<W>(s * m_factor * up);
+        ck[k] = static_cast<W>(c * m_factor * down);
+        sk[k] = static_cast<W>(s * m_factor * down);
+      }
+    }
+  }
+  /// Fill rows 0..n-1 for the positions x0, x0 + 1, ..., x0 + n - 1 (n <= rows).
+  void set_run(std::size_t n, wide x0) {
+    if (m_exact) {
+      for (std::size_t r = 0; r < n; ++r) set(r, x0 + static_cast<wide>(r));
+      return;
+    }
+    for (std::size_t k = 0; k < m_half; ++k) numeric::sincos_angle(x0 * m_w[k], m_as[k], m_ac[k]);
+    for (std::size_t r = 0; r < n; ++r) {
+      W* cq = row(r);
+      W* sq = cq + m_half;
+      const double* os = m_os.data() + r * m_half;
+      const double* oc = m_oc.data() + r * m_half;
+      for (std::size_t k = 0; k < m_half; ++k) {
+        cq[k] = static_cast<W>((m_ac[k] * oc[k] - m_as[k] * os[k]) * m_factor);
+        sq[k] = static_cast<W>((m_as[k] * oc[k] + m_ac[k] * os[k]) * m_factor);
+      }
+    }
+  }
+  [[nodiscard]] const W* q(std::size_t r) const { return m_c.data() + r * m_half * (m_xpos ? 4 : 2); }
+  [[nodiscard]] const W* k(std::size_t r) const { return q(r) + (m_xpos ? 2 * m_half : 0); }
+  [[nodiscard]] std::size_t half() const { return m_half; }
+
+ private:
+  W* row(std::size_t r) { return m_c.data() + r * m_half * (m_xpos ? 4 : 2); }
+  std::size_t m_half;
+  const std::vector<wide>& m_w;
+  double m_factor;
+  bool m_xpos, m_exact;
+  std::vector<W> m_c;
+  std::vector<wide> m_logzeta;
+  wide m_center = 0;
+  std::vector<double> m_os, m_oc, m_as, m_ac;  // offset phases (rows x half), the run's anchor phase
+};
+
+/// 1 if any of the n values at p is NaN or Inf (a bit test on the storage type's exponent field).
+template <class T>
+inline bool any_non_finite(const T* p, std::size_t n) {
+  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint16_t>>;
+  constexpr U mask = std::is_same_v<T, double>  ? U(0x7ff0000000000000ull)
+                     : std::is_same_v<T, float> ? U(0x7f800000u)
+                     : std::is_same_v<T, Eigen::half> ? U(0x7c00u)
+                                                      : U(0x7f80u);
+  unsigned bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    U u;
+    std::memcpy(&u, p + i, sizeof(U));
+    bad |= static_cast<unsigned>((u & mask) == mask);
+  }
+  return bad != 0;
+}
+
+/// IEEE binary16 bits -> float, exact, branch-free (selects only, so loops over it vectorise):
+/// normal numbers re-biased, subnormals renormalised by a float subtraction, Inf/NaN kept.
+inline float half_bits_to_float(std::uint16_t h) {
+  const std::uint32_t em = static_cast<std::uint32_t>(h & 0x7fffu) << 13;  // exponent and mantissa
+  const std::uint32_t e = em & (0x7c00u << 13);
+  const std::uint32_t normal = em + (std::uint32_t{127 - 15} << 23);
+  const std::uint32_t special = normal + (std::uint32_t{128 - 16} << 23);  // Inf/NaN: exponent all ones
+  float sub;                                                               // zero/subnormal: m 2^-24
+  const std::uint32_t sub_bits = normal + (1u << 23);
+  std::memcpy(&sub, &sub_bits, 4);
+  sub -= 6.103515625e-05f;  // 2^-14
+  std::uint32_t sub_u;
+  std::memcpy(&sub_u, &sub, 4);
+  std::uint32_t u = e == (0x7c00u << 13) ? special : (e == 0 ? sub_u : normal);
+  u |= static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+/// float -> IEEE binary16 bits, rounded to nearest even (overflow to Inf, subnormals rounded by a
+/// float addition, NaN -> quiet NaN 0x7e00), branch-free.
+inline std::uint16_t float_to_half_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const std::uint32_t sign = (u >> 16) & 0x8000u;
+  const std::uint32_t a = u & 0x7fffffffu;
+  // normal range: re-bias the exponent, round the 13 dropped bits to nearest even
+  const std::uint32_t normal = (a + (static_cast<std::uint32_t>(15 - 127) << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
+  // subnormal range (|f| < 2^-14): adding 0.5 aligns the mantissa so the float addition rounds
+  float af;
+  std::memcpy(&af, &a, 4);
+  const float aligned = af + 0.5f;
+  std::uint32_t al;
+  std::memcpy(&al, &aligned, 4);
+  const std::uint32_t sub = al - 0x3f000000u;  // the bits of 0.5
+  const std::uint32_t inf_nan = a > 0x7f800000u ? 0x7e00u : 0x7c00u;
+  const std::uint32_t r = a >= (static_cast<std::uint32_t>(127 + 16) << 23) ? inf_nan
+                          : a < (static_cast<std::uint32_t>(127 - 14) << 23) ? sub
+                                                                              : normal;
+  return static_cast<std::uint16_t>(r | sign);
+}
+
+template <class T, class W>
+inline W load(const T& v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return static_cast<W>(v);
+  } else if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
+    // bf16 -> float is exact: the 16 bits are the top half of the float (branch-free, vectorises)
+    std::uint16_t h;
+    std::memcpy(&h, &v, 2);
+    const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return static_cast<W>(f);
+  } else {
+    std::uint16_t h;
+    std::memcpy(&h, &v, 2);
+    return static_cast<W>(half_bits_to_float(h));
+  }
+}
+template <class T, class W>
+inline T store(W v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return static_cast<T>(v);
+  } else if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
+    // float -> bf16, round to nearest even; NaN kept quiet (as Eigen's conversion), branch-free
+    const float f = static_cast<float>(v);
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    const auto h = static_cast<std::uint16_t>(nan ? ((u >> 16) | 0x40u) : rounded);
+    T out;
+    std::memcpy(static_cast<void*>(&out), &h, 2);
+    return out;
+  } else {
+    const std::uint16_t h = float_to_half_bits(static_cast<float>(v));
+    T out;
+    std::memcpy(static_cast<void*>(&out), &h, 2);
+    return out;
+  }
+}
+
+/// Rotate `heads` head vectors starting at base (head h at base + h * head_stride) by the
+/// coefficients cs = (c[0..half), s[0..half)). Returns true if a rotated value is NaN or Inf
+/// (when checking: an input NaN/Inf makes its pair's outputs non-finite; the head is still in L1).
+template <class T, class W>
+inline bool rotate_heads(T* base, std::ptrdiff_t head_stride, std::size_t heads, const W* cs, std::size_t half,
+                         bool interleaved, bool check) {
+  const W* c = cs;
+  const W* s = cs + half;
+  bool bad = false;
+  for (std::size_t h = 0; h < heads; ++h) {
+    T* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
+    if (interleaved) {
+      for (std::size_t k = 0; k < half; ++k) {
+        const W a = load<T, W>(v[2 * k]), b = load<T, W>(v[2 * k + 1]);
+        v[2 * k] = store<T, W>(a * c[k] - b * s[k]);
+        v[2 * k + 1] = store<T, W>(a * s[k] + b * c[k]);
+      }
+    } else {
+      T* va = v;
+      T* vb = v + half;
+      for (std::size_t k = 0; k < half; ++k) {
+        const W a = load<T, W>(va[k]), b = load<T, W>(vb[k]);
+        va[k] = store<T, W>(a * c[k] - b * s[k]);
+        vb[k] = store<T, W>(a * s[k] + b * c[k]);
+      }
+    }
+    if (check) bad |= any_non_finite(v, 2 * half);
+  }
+  return bad;
+}
+
+template <class T, std::size_t R>
+void check_view(const tensor_view<T, R>& v, std::string_view name, std::string_view where) {
+  posenc::detail::require<shape_error>(v.data != nullptr || v.elements() == 0, where, name,
+                                       ": expected a non-null data pointer for ", v.elements(), " elements");
+  posenc::detail::require<shape_error>(v.strides[R - 1] == 1 || v.sizes[R - 1] <= 1, where, name, ".strides[", R - 1,
+                                       "]: expected 1 (a contiguous head_dim), got ", v.strides[R - 1]);
+  for (std::size_t j = 0; j < R; ++j)
+    posenc::detail::require<shape_error>(v.strides[j] >= 0, where, name, ".strides[", j,
+                                         "]: expected a non-negative stride, got ", v.strides[j]);
+}
+
+/// Index of the first non-finite entry of a view (for the error message), as "[i0, i1, ...]".
+template <class T, std::size_t R>
+std::string first_non_finite(const tensor_view<T, R>& v) {
+  std::array<std::size_t, R> idx{};
+  const std::size_t n = v.elements();
+  for (std::size_t e = 0; e < n; ++e) {
+    std::size_t rest = e;
+    std::ptrdiff_t off = 0;
+    for (std::size_t j = R; j-- > 0;) {
+      idx[j] = rest % v.sizes[j];
+      rest /= v.sizes[j];
+      off += static_cast<std::ptrdiff_t>(idx[j]) * v.strides[j];
+    }
+    if (!std::isfinite(static_cast<double>(load<T, double>(v.data[off])))) {
+      std::string s = "[";
+      for (std::size_t j = 0; j < R; ++j) s += (j ? ", " : "") + std::to_string(idx[j]);
+      return s + "]";
+    }
+  }
+  return "(none)";
+}
+
+template <class I>
+std::int64_t as_i64(I v) {
+  return static_cast<std::int64_t>(v);
+}
+
+/// The shared core: rotate rows r = 0..rows-1 of q (row r at q_row(r), heads of q at q_head_stride) and of k,
+/// row r at position pos(r) (consecutive: pos(r) = pos(0) + r, integers). Throws nothing.
+template <class T, class W, class Qrow, class Krow, class Pos>
+bool rotate_rows(std::size_t rows, Qrow q_row, std::size_t q_heads, std::ptrdiff_t q_head_stride, Krow k_row,
+                 std::size_t k_heads, std::ptrdiff_t k_head_stride, Pos pos, bool consecutive, const frequencies& f,
+                 const apply_options& opt, const apply_plan& p) {
+  constexpr std::size_t chunk = 64;
+  coefficients<W> co(f, opt, std::min(rows, chunk), consecutive ? std::is_same_v<T, double> : true);
+  bool bad = false;
+  for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
+    const std::size_t n = std::min(chunk, rows - r0);
+    if (consecutive)
+      co.set_run(n, pos(r0));
+    else
+      for (std::size_t r = 0; r < n; ++r) co.set(r, pos(r0 + r));
+    for (std::size_t r = 0; r < n; ++r) {
+      bad |= rotate_heads<T, W>(q_row(r0 + r), q_head_stride, q_heads, co.q(r), p.half, p.interleaved, p.check_finite);
+      if (k_heads != 0)
+        bad |= rotate_heads<T, W>(k_row(r0 + r), k_head_stride, k_heads, co.k(r), p.half, p.interleaved, p.check_finite);
+    }
+  }
+  return bad;
+}
+
+template <class T, std::size_t R>
+[[noreturn]] void fail_non_finite(const tensor_view<T, R>& q, const tensor_view<T, R>& k, std::string_view where) {
+  std::string at = first_non_finite(q);
+  std::string name = "q";
+  if (at == "(none)" && k.data != nullptr) {
+    at = first_non_finite(k);
+    name = "k";
+  }
+  posenc::detail::fail<non_finite_error>(where, "q/k: expected finite values, found NaN or Inf (first non-finite entry after "
+                                                "the rotation: ", name, at, "; q and k are left partly rotated)");
+}
+
+/// Validate a dense application (host or device: only sizes, strides and the host-side offsets are read).
+template <class T>
+apply_plan validate_dense(const dense_view<T>& q, const dense_view<T>& k, const frequencies& f,
+                          std::span<const std::int64_t> offsets, const apply_options& opt, std::string_view where) {
+  check_view(q, "q", where);
+  const bool has_k = k.data != nullptr || k.elements() != 0;
+  if (has_k) {
+    check_view(k, "k", where);
+    posenc::detail::require<shape_error>(k.sizes[0] == q.sizes[0] && k.sizes[2] == q.sizes[2] && k.sizes[3] == q.sizes[3],
+                                         where, "k: expected [batch, heads, seq, head_dim] = [", q.sizes[0], ", *, ",
+                                         q.sizes[2], ", ", q.sizes[3], "] as q, got [", k.sizes[0], ", ", k.sizes[1],
+                                         ", ", k.sizes[2], ", ", k.sizes[3], "]");
+  }
+  const apply_plan p = make_apply_plan(q.sizes[3], f, opt, where);
+  const std::size_t B = q.sizes[0], S = q.sizes[2];
+  posenc::detail::require<shape_error>(offsets.empty() || offsets.size() == B, where,
+                                       "offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
+                                       offsets.size());
+  for (std::size_t b = 0; b < offsets.size(); ++b) {
+    posenc::detail::require(offsets[b] >= 0, where, "offsets[", b, "]: expected a position >= 0, got ", offsets[b]);
+    posenc::detail::require(offsets[b] <= (std::int64_t{1} << 53) - static_cast<std::int64_t>(S), where, "offsets[", b,
+                            "] + seq: expected <= 2^53, got ", offsets[b], " + ", S);
+    posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(offsets[b]) + S <= opt.max_positions,
+                            where, "offsets[", b, "] + seq: expected <= max_positions = ", opt.max_positions, ", got ",
+                            offsets[b], " + ", S);
+  }
+  posenc::detail::require(offsets.size() == B || opt.max_positions == 0 || S <= opt.max_positions, where,
+                          "seq: expected <= max_positions = ", opt.max_positions, ", got ", S);
+  return p;
+}
+
+/// The dense application with positions offsets[b] + s (offsets as int64).
+template <class T>
+void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::span<const std::int64_t> offsets,
+                 const apply_options& opt) {
+  static_assert(is_storage_v<T>, "rotary::apply_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
+  constexpr std::string_view where = "rotary::apply_inplace";
+  const apply_plan p = validate_dense(q, k, f, offsets, opt, where);
+  const bool has_k = k.data != nullptr || k.elements() != 0;
+  const std::size_t B = q.sizes[0], S = q.sizes[2];
+  if (B == 0 || S == 0 || q.sizes[3] == 0) return;
+  using W = work_t<T>;
+  // Chunks of 256 positions (their coefficients, 256 KiB for head_dim 128 in double, stay in L2
+  // while every head's 256 contiguous rows stream through); shared by consecutive sequences at the
+  // same offset.
+  constexpr std::size_t chunk = 256;
+  coefficients<W> co(f, opt, std::min(S, chunk), std::is_same_v<T, double>);
+  const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
+  bool bad = false;
+  // Per chunk of positions and sequence: head by head, the chunk's rows (contiguous along seq in the
+  // usual [batch, heads, seq, head_dim] layout: a streaming access per head).
+  auto rotate_chunk = [&](T* base, std::ptrdiff_t s_stride, std::size_t n, bool use_k) {
+    for (std::size_t r = 0; r < n; ++r)
+      bad |= rotate_heads<T, W>(base + static_cast<std::ptrdiff_t>(r) * s_stride, 0, 1, use_k ? co.k(r) : co.q(r),
+                                p.half, p.interleaved, p.check_finite);
+  };
+  for (std::size_t s0 = 0; s0 < S; s0 += chunk) {
+    const std::size_t n = std::min(chunk, S - s0);
+    std::int64_t have = -1;
+    for (std::size_t b = 0; b < B; ++b) {
+      const std::int64_t o = offsets.empty() ? 0 : offsets[b];
+      if (o != have) {
+        co.set_run(n, static_cast<wide>(o + static_cast<std::int64_t>(s0)));
+        have = o;
+      }
+      const auto sb = static_cast<std::ptrdiff_t>(b), ss = static_cast<std::ptrdiff_t>(s0);
+      for (std::size_t h = 0; h < qh; ++h)
+        rotate_chunk(q.data + sb * q.strides[0] + static_cast<std::ptrdiff_t>(h) * q.strides[1] + ss * q.strides[2],
+                     q.strides[2], n, false);
+      for (std::size_t h = 0; h < kh; ++h)
+        rotate_chunk(k.data + sb * k.strides[0] + static_cast<std::ptrdiff_t>(h) * k.strides[1] + ss * k.strides[2],
+                     k.strides[2], n, true);
+    }
+  }
+  if (bad) fail_non_finite(q, k, where);
+}
+
+/// Validate a ragged application (host or device: only sizes, strides and the host-side spans are read).
+template <class T, class I>
+apply_plan validate_ragged(const ragged_view<T>& q, const ragged_view<T>& k, std::span<const I> cu_seqlens,
+                           std::span<const I> offsets, const frequencies& f, const apply_options& opt,
+                           std::string_view where) {
+  check_view(q, "q", where);
+  const bool has_k = k.data != nullptr || k.elements() != 0;
+  if (has_k) {
+    check_view(k, "k", where);
+    posenc::detail::require<shape_error>(k.sizes[0] == q.sizes[0] && k.sizes[2] == q.sizes[2], where,
+                                         "k: expected [tokens, heads, head_dim] = [", q.sizes[0], ", *, ", q.sizes[2],
+                                         "] as q, got [", k.sizes[0], ", ", k.sizes[1], ", ", k.sizes[2], "]");
+  }
+  const apply_plan p = make_apply_plan(q.sizes[2], f, opt, where);
+  const std::size_t tokens = q.sizes[0];
+  posenc::detail::require<shape_error>(!cu_seqlens.empty(), where,
+                                       "cu_seqlens: expected batch + 1 >= 1 offsets, got an empty span");
+  const std::size_t B = cu_seqlens.size() - 1;
+  posenc::detail::require(as_i64(cu_seqlens[0]) == 0, where, "cu_seqlens[0]: expected 0, got ", as_i64(cu_seqlens[0]));
+  for (std::size_t b = 0; b < B; ++b)
+    posenc::detail::require(as_i64(cu_seqlens[b + 1]) >= as_i64(cu_seqlens[b]), where,
+                            "cu_seqlens: expected non-decreasing offsets, got cu_seqlens[", b, "] = ",
+                            as_i64(cu_seqlens[b]), " > cu_seqlens[", b + 1, "] = ", as_i64(cu_seqlens[b + 1]));
+  posenc::detail::require<shape_error>(as_i64(cu_seqlens[B]) == static_cast<std::int64_t>(tokens), where,
+                                       "cu_seqlens: expected the last offset to equal the token count ", tokens,
+                                       ", got ", as_i64(cu_seqlens[B]));
+  posenc::detail::require<shape_error>(offsets.empty() || offsets.size() == B, where,
+                                       "offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
+                                       offsets.size());
+  for (std::size_t b = 0; b < B; ++b) {
+    const std::int64_t o = offsets.empty() ? 0 : as_i64(offsets[b]);
+    const std::int64_t len = as_i64(cu_seqlens[b + 1]) - as_i64(cu_seqlens[b]);
+    posenc::detail::require(o >= 0, where, "offsets[", b, "]: expected a position >= 0, got ", o);
+    posenc::detail::require(o <= (std::int64_t{1} << 53) - len, where, "offsets[", b,
+                            "] + length: expected <= 2^53, got ", o, " + ", len);
+    posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(o + len) <= opt.max_positions, where,
+                            "offsets[", b, "] + length of sequence ", b, ": expected <= max_positions = ",
+                            opt.max_positions, ", got ", o, " + ", len);
+  }
+  return p;
+}
+
+template <class T, class I>
+void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seqlens, std::span<const I> offsets,
+                  const frequencies& f, const apply_options& opt) {
+  static_assert(is_storage_v<T>,
+                "rotary::apply_ragged_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
+  constexpr std::string_view where = "rotary::apply_ragged_inplace";
+  const apply_plan p = validate_ragged(q, k, cu_seqlens, offsets, f, opt, where);
+  const bool has_k = k.data != nullptr || k.elements() != 0;
+  const std::size_t tokens = q.sizes[0];
+  const std::size_t B = cu_seqlens.size() - 1;
+  if (tokens == 0 || q.sizes[2] == 0) return;
+  using W = work_t<T>;
+  const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
+  bool bad = false;
+  for (std::size_t b = 0; b < B; ++b) {
+    const auto t0 = static_cast<std::size_t>(as_i64(cu_seqlens[b]));
+    const auto len = static_cast<std::size_t>(as_i64(cu_seqlens[b + 1])) - t0;
+    const std::int64_t o = offsets.empty() ? 0 : as_i64(offsets[b]);
+    bad |= rotate_rows<T, W>(
+        len, [&](std::size_t r) { return q.data + static_cast<std::ptrdiff_t>(t0 + r) * q.strides[0]; }, qh,
+        q.strides[1], [&](std::size_t r) { return k.data + static_cast<std::ptrdiff_t>(t0 + r) * k.strides[0]; }, kh,
+        has_k ? k.strides[1] : 0, [&](std::size_t r) { return static_cast<wide>(o + static_cast<std::int64_t>(r)); }, true,
+        f, opt, p);
+  }
+  if (bad) fail_non_finite(q, k, where);
+}
+
+}  // namespace detail
+
+/// Rotate q and k ([batch, heads, seq, head_dim], heads may differ between q and k) in place:
+/// sequence b at positions offsets[b] + s (offsets empty: all 0). k.data == nullptr with zero
+/// sizes: q only. See the file comment for precision, xPos and validation.
+template <class T>
+void apply_inplace(dense_view<T> q, dense_view<T> k, const frequencies& freqs,
+                   std::span<const std::int64_t> offsets = {}, const apply_options& opt = {}) {
+  detail::apply_dense<T>(q, k, freqs, offsets, opt);
+}
+
+/// Rotate ragged q and k ([tokens, heads, head_dim]) in place: sequence b is tokens
+/// [cu_seqlens[b], cu_seqlens[b+1]) at positions offsets[b] + (t - cu_seqlens[b]) (offsets empty:
+/// all 0). I: any integer type (int32 as flash-attention's cu_seqlens, int64).
+template <class T, std::integral I>
+void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seqlens,
+                          std::span<const I> offsets, const frequencies& freqs, const apply_options& opt = {}) {
+  detail::apply_ragged<T, I>(q, k, cu_seqlens, offsets, freqs, opt);
+}
+
+/// The xPos decay of pair k of a rotary_dim-wide head: zeta_k = (2k / rotary_dim + gamma) / (1 + gamma).
+inline double xpos_zeta(std::size_t k, std::size_t rotary_dim, double gamma = 0.4) {
+  return (static_cast<double>(2 * k) / static_cast<double>(rotary_dim) + gamma) / (1.0 + gamma);
+}
+
+}  // namespace posenc::rotary

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: MIT
+// rotary::apply_inplace / apply_ragged_inplace: every rotated entry against a long double
+// transcription of the rotation (both layouts, partial rotary, attention factor, positions up to
+// 2^24, every storage type, within the bounds stated in posenc/rotary/apply.hpp); ragged equals
+// per-sequence dense bitwise, token-by-token (KV cache) equals prefill bitwise, strided views equal
+// contiguous ones bitwise; <R(m) q, R(n) k> depends only on n - m (closed form); xPos's decay closed
+// form; the bad inputs, each with its message.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <posenc/rotary.hpp>
+
+namespace pr = posenc::rotary;
+using wide = long double;
+
+namespace {
+
+/// Hand-built frequencies: arbitrary inv_freq in (1e-4, 1.5), attention factor 1.25.
+pr::frequencies odd_frequencies(std::size_t half, unsigned seed, double factor = 1.25) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-9.2, 0.4);
+  pr::frequencies f;
+  for (std::size_t k = 0; k < half; ++k) f.inv_freq.push_back(std::exp(static_cast<wide>(u(rng))));
+  f.attention_factor = factor;
+  return f;
+}
+
+struct xpos_ref {
+  bool on = false;
+  wide gamma = 0.4L, base = 512, center = 0;
+};
+
+/// Long double reference: head vector v at position n, rotated pair by pair (and xPos-scaled with
+/// sign +1 for q, -1 for k).
+std::vector<wide> ref_rotate(const std::vector<wide>& v, wide n, const pr::frequencies& f, pr::layout lay,
+                             xpos_ref xp = {}, int sign = 1) {
+  std::vector<wide> out = v;
+  const std::size_t h = f.inv_freq.size();
+  for (std::size_t k = 0; k < h; ++k) {
+    const wide th = n * f.inv_freq[k];
+    wide scale = static_cast<wide>(f.attention_factor);
+    if (xp.on) {
+      const wide zeta = (static_cast<wide>(2 * k) / static_cast<wide>(2 * h) + xp.gamma) / (1 + xp.gamma);
+      scale *= std::pow(zeta, sign * (n - xp.center) / xp.base);
+    }
+    const std::size_t a = lay == pr::layout::interleaved ? 2 * k : k;
+    const std::size_t b = lay == pr::layout::interleaved ? 2 * k + 1 : k + h;
+    out[a] = scale * (v[a] * std::cos(th) - v[b] * std::sin(th));
+    out[b] = scale * (v[a] * std::sin(th) + v[b] * std::cos(th));
+  }
+  return out;
+}
+
+template <class T>
+double to_d(T v) {
+  return static_cast<double>(static_cast<float>(v));
+}
+template <>
+double to_d<double>(double v) {
+  return v;
+}
+
+/// Spacing of T's values at |y| (one ulp).
+template <class T>
+wide ulp(wide y) {
+  int e = 0;
+  std::frexp(static_cast<double>(std::abs(y)), &e);  // |y| in [2^(e-1), 2^e)
+  int mant = 0;
+  if constexpr (std::is_same_v<T, double>) mant = 53;
+  if constexpr (std::is_same_v<T, float>) mant = 24;
+  if constexpr (std::is_same_v<T, Eigen::half>) mant = 11;
+  if constexpr (std::is_same_v<T, Eigen::bfloat16>) mant = 8;
+  return std::ldexp(1.0L, e - mant);
+}
+
+/// The bound of apply.hpp for an output y of the pair (a, b): 0.5 ulp_T(y) + K (|a| + |b|) scale,
+/// K = 2^-50 for float/double storage (double math), 2^-22 for the half types (float math).
+template <class T>
+wide bound(wide y, wide a, wide b, wide scale) {
+  const wide K = (std::is_same_v<T, float> || std::is_same_v<T, double>) ? std::ldexp(1.0L, -50) : std::ldexp(1.0L, -22);
+  const wide round = std::is_same_v<T, double> ? 0 : ulp<T>(y) / 2;
+  return round + K * (std::abs(a) + std::abs(b)) * scale;
+}
+
+template <class T>
+std::vector<T> random_values(std::size_t n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  std::vector<T> v(n);
+  for (auto& x : v) x = T(static_cast<float>(u(rng)));
+  if constexpr (std::is_same_v<T, double>)
+    for (auto& x : v) x = u(rng);
+  return v;
+}
+
+/// Check every rotated head of a dense [B, H, S, D] tensor against the reference.
+template <class T>
+void check_dense(const std::vector<T>& in, const std::vector<T>& out, std::size_t B, std::size_t H, std::size_t S,
+                 std::size_t D, const std::vector<std::int64_t>& offsets, const pr::frequencies& f, pr::layout lay,
+                 xpos_ref xp = {}, int sign = 1) {
+  const std::size_t h = f.inv_freq.size();
+  std::size_t checked = 0, failed = 0;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t hh = 0; hh < H; ++hh)
+      for (std::size_t s = 0; s < S; ++s) {
+        const std::size_t base = ((b * H + hh) * S + s) * D;
+        std::vector<wide> v(D);
+        for (std::size_t j = 0; j < D; ++j) v[j] = to_d(in[base + j]);
+        const wide n = static_cast<wide>(offsets[b] + static_cast<std::int64_t>(s));
+        const auto r = ref_rotate(v, n, f, lay, xp, sign);
+        for (std::size_t j = 0; j < D; ++j) {
+          const wide y = to_d(out[base + j]);
+          wide tol = 0;
+          if (j < 2 * h) {
+            const std::size_t k = lay == pr::layout::interleaved ? j / 2 : j % h;
+            const std::size_t ia = lay == pr::layout::interleaved ? 2 * k : k;
+            const std::size_t ib = lay == pr::layout::interleaved ? 2 * k + 1 : k + h;
+            const wide scale = std::abs(r[ia]) + std::abs(r[ib]) > 0
+                                   ? std::hypot(r[ia], r[ib]) / std::hypot(v[ia], v[ib])
+                                   : static_cast<wide>(f.attention_factor);
+            tol = bound<T>(r[j], v[ia], v[ib], scale);
+          }
+          ++checked;
+          if (!(std::abs(y - r[j]) <= tol)) {
+            if (failed++ < 5)
+              FAIL_CHECK("b=" << b << " h=" << hh << " s=" << s << " j=" << j << ": " << static_cast<double>(y)
+                              << " vs " << static_cast<double>(r[j]) << " tol " << static_cast<double>(tol));
+          }
+        }
+      }
+  CHECK(failed == 0);
+  CHECK(checked == B * H * S * D);
+}
+
+template <class T>
+void dense_against_reference() {
+  // Positions up to 2^24 + 40 (offsets), both layouts, partial rotary (12 of 16 columns),
+  // attention factor 1.25, GQA (4 q heads, 2 k heads).
+  const std::size_t B = 3, Hq = 4, Hk = 2, S = 41, D = 16, half = 6;
+  const auto f = odd_frequencies(half, 7);
+  const std::vector<std::int64_t> offsets{0, 4093, (std::int64_t{1} << 24)};
+  for (auto lay : {pr::layout::interleaved, pr::layout::half}) {
+    const auto q0 = random_values<T>(B * Hq * S * D, 1), k0 = random_values<T>(B * Hk * S * D, 2);
+    auto q = q0, k = k0;
+    pr::apply_options o;
+    o.layout = lay;
+    pr::apply_inplace<T>(pr::dense_view<T>::contiguous(q.data(), {B, Hq, S, D}),
+                         pr::dense_view<T>::contiguous(k.data(), {B, Hk, S, D}), f, offsets, o);
+    check_dense(q0, q, B, Hq, S, D, offsets, f, lay);
+    check_dense(k0, k, B, Hk, S, D, offsets, f, lay);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("dense apply: every entry within the stated bound of a long double rotation in f64 f32 f16 and bf16") {
+  SUBCASE("double") { dense_against_reference<double>(); }
+  SUBCASE("float") { dense_against_reference<float>(); }
+  SUBCASE("half") { dense_against_reference<Eigen::half>(); }
+  SUBCASE("bfloat16") { dense_against_reference<Eigen::bfloat16>(); }
+}
+
+TEST_CASE("default frequencies at positions near 2^24: f32 results within 0.5 ulp + 2^-50 (|a|+|b|) of exact") {
+  const std::size_t D = 128, S = 16;
+  const auto f = pr::default_frequencies(D, 500000.0);
+  const std::vector<std::int64_t> offsets{(std::int64_t{1} << 24) - 8};
+  const auto q0 = random_values<float>(S * D, 3);
+  auto q = q0;
+  pr::apply_inplace<float>(pr::dense_view<float>::contiguous(q.data(), {1, 1, S, D}), {}, f, offsets);
+  check_dense(q0, q, 1, 1, S, D, offsets, f, pr::layout::interleaved);
+}
+
+TEST_CASE("half storage: results equal the f32-math rotation rounded once (vs the f32 path within the bound)") {
+  // The half path computes in float; the f32 path in double. Both rounded to bf16/half must agree
+  // within 1 ulp of the half type (two roundings of values 2^-22 (|a|+|b|) apart).
+  const std::size_t S = 33, D = 64;
+  const auto f = pr::default_frequencies(D);
+  const std::vector<std::int64_t> offsets{123456};
+  const auto h0 = random_values<Eigen::bfloat16>(S * D, 4);
+  std::vector<float> x(h0.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(h0[i]);
+  auto h = h0;
+  pr::apply_inplace<Eigen::bfloat16>(pr::dense_view<Eigen::bfloat16>::contiguous(h.data(), {1, 1, S, D}), {}, f,
+                                     offsets, {.layout = pr::layout::half});
+  pr::apply_inplace<float>(pr::dense_view<float>::contiguous(x.data(), {1, 1, S, D}), {}, f, offsets,
+                           {.layout = pr::layout::half});
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double tol = static_cast<double>(ulp<Eigen::bfloat16>(x[i])) + std::ldexp(4.0, -22);
+    if (!(std::abs(static_cast<double>(static_cast<float>(h[i])) - x[i]) <= tol)) ++bad;
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("ragged application equals per-sequence dense application bitwise") {
+  const std::size_t Hq = 3, Hk = 1, D = 20, half = 8;  // partial rotary: 16 of 20 columns
+  const auto f = odd_frequencies(half, 11, 0.75);
+  const std::vector<std::int32_t> cu{0, 5, 5, 22, 23};
+  const std::vector<std::int32_t> off{3, 9, 1000, 70000};
+  const std::size_t T = 23;
+  for (auto lay : {pr::layout::interleaved, pr::layout::half}) {
+    const auto q0 = random_values<float>(T * Hq * D, 5), k0 = random_values<float>(T * Hk * D, 6);
+    auto q = q0, k = k0;
+    pr::apply_ragged_inplace<float, std::int32_t>(pr::ragged_view<float>::contiguous(q.data(), {T, Hq, D}),
+                                                  pr::ragged_view<float>::contiguous(k.data(), {T, Hk, D}), cu, off, f,
+                                                  {.layout = lay});
+    for (std::size_t b = 0; b + 1 < cu.size(); ++b) {
+      const auto t0 = static_cast<std::size_t>(cu[b]), L = static_cast<std::size_t>(cu[b + 1] - cu[b]);
+      // the dense [1, H, L, D] of the same tokens, through a strided view of the ragged input
+      auto qd = q0, kd = k0;
+      pr::dense_view<float> qv{qd.data() + t0 * Hq * D, {1, Hq, L, D}, {0, static_cast<std::ptrdiff_t>(D),
+                                                                          static_cast<std::ptrdiff_t>(Hq * D), 1}};
+      pr::dense_view<float> kv{kd.data() + t0 * Hk * D, {1, Hk, L, D}, {0, static_cast<std::ptrdiff_t>(D),
+                                                                          static_cast<std::ptrdiff_t>(Hk * D), 1}};
+      const std::vector<std::int64_t> o{off[b]};
+      pr::apply_inplace<float>(qv, kv, f, o, {.layout = lay});
+      CHECK(std::memcmp(qd.data() + t0 * Hq * D, q.data() + t0 * Hq * D, L * Hq * D * sizeof(float)) == 0);
+      CHECK(std::memcmp(kd.data() + t0 * Hk * D, k.data() + t0 * Hk * D, L * Hk * D * sizeof(float)) == 0);
+    }
+  }
+}
+
+TEST_CASE("a KV cache appending token by token equals the prefill of the whole sequence bitwise") {
+  const std::size_t H = 2, D = 32, S = 19;
+  const auto f = pr::default_frequencies(D, 1e6);
+  const auto q0 = random_values<Eigen::half>(S * H * D, 8);
+  auto whole = q0, steps = q0;
+  const std::vector<std::int64_t> cu_all{0, static_cast<std::int64_t>(S)}, off0{0};
+  pr::apply_ragged_inplace<Eigen::half, std::int64_t>(pr::ragged_view<Eigen::half>::contiguous(whole.data(), {S, H, D}),
+                                                      {}, cu_all, off0, f);
+  for (std::size_t t = 0; t < S; ++t) {
+    const std::vector<std::int64_t> cu{0, 1}, off{static_cast<std::int64_t>(t)};
+    pr::apply_ragged_inplace<Eigen::half, std::int64_t>(
+        pr::ragged_view<Eigen::half>::contiguous(steps.data() + t * H * D, {1, H, D}), {}, cu, off, f);
+  }
+  CHECK(std::memcmp(whole.data(), steps.data(), whole.size() * sizeof(Eigen::half)) == 0);
+}
+
+TEST_CASE("a strided batch-seq-heads-head_dim view gives the contiguous result bitwise") {
+  const std::size_t B = 2, S = 7, H = 3, D = 8;
+  const auto f = pr::default_frequencies(D);
+  const auto x0 = random_values<double>(B * S * H * D, 9);
+  // contiguous [B, H, S, D] copy
+  std::vector<double> c(x0.size());
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t s = 0; s < S; ++s)
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t j = 0; j < D; ++j) c[((b * H + h) * S + s) * D + j] = x0[((b * S + s) * H + h) * D + j];
+  auto x = x0;
+  const auto sd = static_cast<std::ptrdiff_t>(D);
+  pr::dense_view<double> xv{x.data(), {B, H, S, D}, {static_cast<std::ptrdiff_t>(S * H * D), sd, static_cast<std::ptrdiff_t>(H * D), 1}};
+  const std::vector<std::int64_t> off{2, 50};
+  pr::apply_inplace<double>(xv, {}, f, off, {.layout = pr::layout::half});
+  pr::apply_inplace<double>(pr::dense_view<double>::contiguous(c.data(), {B, H, S, D}), {}, f, off,
+                            {.layout = pr::layout::half});
+  bool same = true;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t s = 0; s < S; ++s)
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t j = 0; j < D; ++j)
+          same = same && c[((b * H + h) * S + s) * D + j] == x[((b * S + s) * H + h) * D + j];
+  CHECK(same);
+}
+
+TEST_CASE("the score of R(m) q and R(n) k depends only on n - m: the closed form at positions up to 10^6") {
+  // score = f^2 sum_k [cos((n-m) w_k)(q_a k_a + q_b k_b) + sin((n-m) w_k)(q_b k_a - q_a k_b)]
+  // in long double; tolerance 1e-13 relative to f^2 sum |q||k| (double storage, a few roundings per term).
+  const std::size_t D = 64;
+  const auto f = odd_frequencies(D / 2, 13, 1.1);
+  const auto q0 = random_values<double>(D, 14), k0 = random_values<double>(D, 15);
+  for (auto lay : {pr::layout::interleaved, pr::layout::half})
+    for (std::int64_t m : {std::int64_t{0}, std::int64_t{77}, std::int64_t{1000003}})
+      for (std::int64_t n : {std::int64_t{0}, std::int64_t{5}, std::int64_t{999999}}) {
+        auto q = q0, k = k0;
+        const std::vector<std::int64_t> om{m}, on{n};
+        pr::apply_inplace<double>(pr::dense_view<double>::contiguous(q.data(), {1, 1, 1, D}), {}, f, om, {.layout = lay});
+        pr::apply_inplace<double>(pr::dense_view<double>::contiguous(k.data(), {1, 1, 1, D}), {}, f, on, {.layout = lay});
+        wide got = 0, expect = 0, mag = 0;
+        for (std::size_t j = 0; j < D; ++j) got += static_cast<wide>(q[j]) * k[j];
+        for (std::size_t kk = 0; kk < D / 2; ++kk) {
+          const std::size_t a = lay == pr::layout::interleaved ? 2 * kk : kk;
+          const std::size_t b = lay == pr::layout::interleaved ? 2 * kk + 1 : kk + D / 2;
+          const wide phi = static_cast<wide>(n - m) * f.inv_freq[kk];
+          expect += std::cos(phi) * (q0[a] * k0[a] + q0[b] * k0[b]) + std::sin(phi) * (q0[b] * k0[a] - q0[a] * k0[b]);
+          mag += (std::abs(q0[a]) + std::abs(q0[b])) * (std::abs(k0[a]) + std::abs(k0[b]));
+        }
+        const wide f2 = static_cast<wide>(f.attention_factor) * f.attention_factor;
+        CHECK(static_cast<double>(std::abs(got - f2 * expect)) <= 1e-13 * static_cast<double>(f2 * mag));
+      }
+}
+
+TEST_CASE("xPos: each entry against a long double transcription and the score closed form with zeta^((m-n)/B)") {
+  const std::size_t D = 32, S = 40;
+  const auto f = pr::default_frequencies(D);
+  pr::apply_options o;
+  o.xpos.enabled = true;
+  o.xpos.scale_base = 512;
+  for (double center : {0.0, 1000.0}) {
+    o.xpos.center = center;
+    const xpos_ref xr{true, 0.4L, 512, center};
+    const std::vector<std::int64_t> off{1990};
+    const auto q0 = random_values<double>(S * D, 16), k0 = random_values<double>(S * D, 17);
+    auto q = q0, k = k0;
+    pr::apply_inplace<double>(pr::dense_view<double>::contiguous(q.data(), {1, 1, S, D}),
+                              pr::dense_view<double>::contiguous(k.data(), {1, 1, S, D}), f, off, o);
+    check_dense(q0, q, 1, 1, S, D, off, f, pr::layout::interleaved, xr, +1);
+    check_dense(k0, k, 1, 1, S, D, off, f, pr::layout::interleaved, xr, -1);
+    // score of the query row i (position 1990 + i) with key row j: sum over pairs of
+    // zeta_k^((i - j)/B) [cos((j - i) w_k)(qa ka + qb kb) + sin((j - i) w_k)(qb ka - qa kb)]
+    // (independent of the center; tolerance 1e-13 relative to sum |q||k| zeta^..)
+    for (std::size_t i : {0u, 7u, 39u})
+      for (std::size_t j : {0u, 20u, 39u}) {
+        wide got = 0, expect = 0, mag = 0;
+        for (std::size_t c = 0; c < D; ++c) got += static_cast<wide>(q[i * D + c]) * k[j * D + c];
+        for (std::size_t kk = 0; kk < D / 2; ++kk) {
+          const wide zeta = (static_cast<wide>(2 * kk) / D + 0.4L) / 1.4L;
+          const wide decay = std::pow(zeta, (static_cast<wide>(i) - static_cast<wide>(j)) / 512);
+          const wide phi = (static_cast<wide>(j) - static_cast<wide>(i)) * f.inv_freq[kk];
+          const double *qa = &q0[i * D + 2 * kk], *ka = &k0[j * D + 2 * kk];
+          expect += decay * (std::cos(phi) * (qa[0] * ka[0] + qa[1] * ka[1]) + std::sin(phi) * (qa[1] * ka[0] - qa[0] * ka[1]));
+          mag += decay * (std::abs(qa[0]) + std::abs(qa[1])) * (std::abs(ka[0]) + std::abs(ka[1]));
+        }
+        CHECK(static_cast<double>(std::abs(got - expect)) <= 1e-13 * static_cast<double>(mag));
+      }
+  }
+  CHECK(pr::xpos_zeta(0, 128) == doctest::Approx(0.4 / 1.4).epsilon(1e-15));
+  CHECK(pr::xpos_zeta(63, 128) == doctest::Approx((126.0 / 128 + 0.4) / 1.4).epsilon(1e-15));
+}
+
+namespace {
+template <class E, class F>
+void expect_error(F&& f, const std::string& needle) {
+  try {
+    f();
+    FAIL_CHECK("no exception; expected one mentioning '" << needle << "'");
+  } catch (const E& e) {
+    const std::string what = e.what();
+    CHECK_MESSAGE(what.find(needle) != std::string::npos, what);
+  }
+}
+}  // namespace
+
+TEST_CASE("apply bad input: each a named posenc::error with the argument in its message") {
+  const std::size_t T = 6, H = 2, D = 8;
+  std::vector<float> q(T * H * D, 0.5f), k(T * H * D, 0.25f);
+  const auto f = pr::default_frequencies(D);
+  auto qv = pr::ragged_view<float>::contiguous(q.data(), {T, H, D});
+  auto kv = pr::ragged_view<float>::contiguous(k.data(), {T, H, D});
+  const std::vector<int> cu{0, 2, 6}, off{0, 10};
+  auto ragged = [&](std::vector<int> c, std::vector<int> o, pr::apply_options opt = {}, pr::ragged_view<float> qq = {},
+                    pr::frequencies ff = {}) {
+    if (qq.data == nullptr) qq = qv;
+    if (ff.inv_freq.empty()) ff = f;
+    pr::apply_ragged_inplace<float, int>(qq, kv, c, o, ff, opt);
+  };
+  expect_error<posenc::invalid_argument>([&] { ragged(cu, off, {.rotary_dim = 7}); }, "rotary_dim: expected an even");
+  expect_error<posenc::shape_error>([&] { ragged(cu, off, {.rotary_dim = 6}); }, "2 * freqs.inv_freq.size() = 8");
+  expect_error<posenc::shape_error>([&] { ragged(cu, off, {}, {}, pr::default_frequencies(10)); },
+                                    "rotary_dim <= head_dim = 8");
+  expect_error<posenc::invalid_argument>([&] { ragged({0, 4, 2, 6}, {0, 1, 2}); }, "cu_seqlens: expected non-decreasing");
+  expect_error<posenc::shape_error>([&] { ragged({0, 2, 5}, off); }, "token count 6, got 5");
+  expect_error<posenc::invalid_argument>([&] { ragged({1, 2, 6}, off); }, "cu_seqlens[0]: expected 0");
+  expect_error<posenc::shape_error>([&] { ragged({}, {}); }, "cu_seqlens: expected batch + 1");
+  expect_error<posenc::shape_error>([&] { ragged(cu, {0}); }, "offsets: expected one offset per sequence");
+  expect_error<posenc::invalid_argument>([&] { ragged(cu, {0, -1}); }, "offsets[1]: expected a position >= 0");
+  expect_error<posenc::invalid_argument>([&] { ragged(cu, off, {.max_positions = 13}); },
+                                         "offsets[1] + length of sequence 1: expected <= max_positions = 13, got 10 + 4");
+  ragged(cu, off, {.max_positions = 14});  // exactly fits
+  {
+    pr::frequencies bad = f;
+    bad.inv_freq[2] = NAN;
+    expect_error<posenc::non_finite_error>([&] { ragged(cu, off, {}, {}, bad); }, "freqs.inv_freq");
+  }
+  {
+    pr::apply_options o;
+    o.xpos.enabled = true;
+    o.xpos.gamma = 0;
+    expect_error<posenc::invalid_argument>([&] { ragged(cu, off, o); }, "options.xpos: expected gamma > 0");
+  }
+  {
+    auto strided = qv;
+    strided.strides[2] = 2;
+    strided.sizes[2] = 4;
+    expect_error<posenc::shape_error>([&] { ragged(cu, off, {}, strided, pr::default_frequencies(4)); },
+                                      "q.strides[2]: expected 1");
+  }
+  {
+    auto kk = pr::ragged_view<float>::contiguous(k.data(), {T - 1, H, D});
+    expect_error<posenc::shape_error>([&] { pr::apply_ragged_inplace<float, int>(qv, kk, cu, off, f); },
+                                      "k: expected [tokens, heads, head_dim] = [6, *, 8]");
+  }
+  {
+    std::vector<float> d(2 * H * 3 * D, 1.0f), e(2 * H * 4 * D, 1.0f);
+    expect_error<posenc::shape_error>(
+        [&] {
+          pr::apply_inplace<float>(pr::dense_view<float>::contiguous(d.data(), {2, H, 3, D}),
+                                   pr::dense_view<float>::contiguous(e.data(), {2, H, 4, D}), f);
+        },
+        "k: expected [batch, heads, seq, head_dim] = [2, *, 3, 8]");
+    const std::vector<std::int64_t> o{0, 100};
+    expect_error<posenc::invalid_argument>(
+        [&] { pr::apply_inplace<float>(pr::dense_view<float>::contiguous(d.data(), {2, H, 3, D}), {}, f, o, {.max_positions = 102}); },
+        "offsets[1] + seq: expected <= max_positions = 102, got 100 + 3");
+  }
+  // NaN in q, then in k: non_finite_error naming the first entry of the affected pair
+  q[(3 * H + 1) * D + 5] = NAN;
+  expect_error<posenc::non_finite_error>([&] { ragged(cu, off); }, "q[3, 1, 4]");
+  std::fill(q.begin(), q.end(), 0.5f);
+  k[(5 * H + 0) * D + 0] = INFINITY;
+  expect_error<posenc::non_finite_error>([&] { ragged(cu, off); }, "k[5, 0, 0]");
+  // with the check off, no exception (and the NaN stays in its pair)
+  k[0] = 1.0f;
+  std::fill(k.begin(), k.end(), 0.25f);
+  k[3] = NAN;
+  CHECK_NOTHROW(ragged(cu, off, {.check_finite = false}));
+  CHECK(std::isnan(k[2]));
+  CHECK(std::isnan(k[3]));
+  CHECK(std::isfinite(k[4]));
+}
+
+TEST_CASE("the branch-free binary16 conversions equal Eigen::half's bitwise (NaN to NaN)") {
+  namespace d = posenc::rotary::detail;
+  auto half_bits = [](Eigen::half h) {
+    std::uint16_t b;
+    std::memcpy(&b, &h, 2);
+    return b;
+  };
+  auto from_bits = [](std::uint16_t b) {
+    Eigen::half h;
+    std::memcpy(static_cast<void*>(&h), &b, 2);
+    return h;
+  };
+  // every half -> float (exhaustive)
+  std::size_t bad = 0;
+  for (std::uint32_t b = 0; b < 65536; ++b) {
+    const float ref = static_cast<float>(from_bits(static_cast<std::uint16_t>(b)));
+    const float got = d::half_bits_to_float(static_cast<std::uint16_t>(b));
+    if (std::isnan(ref) ? !std::isnan(got) : std::memcmp(&ref, &got, 4) != 0) ++bad;
+  }
+  CHECK(bad == 0);
+  // float -> half: every half value, the midpoints between neighbours (ties to even) and one float
+  // ulp either side of them, values beyond the half range, and 2^20 random bit patterns
+  auto check = [&](float f) {
+    const std::uint16_t ref = half_bits(Eigen::half(f)), got = d::float_to_half_bits(f);
+    const bool ref_nan = (ref & 0x7c00u) == 0x7c00u && (ref & 0x3ffu) != 0;
+    const bool got_nan = (got & 0x7c00u) == 0x7c00u && (got & 0x3ffu) != 0;
+    if (ref_nan ? !got_nan : ref != got) ++bad;
+  };
+  for (std::uint32_t b = 0; b < 65535; ++b) {
+    const float x = d::half_bits_to_float(static_cast<std::uint16_t>(b));
+    const float y = d::half_bits_to_float(static_cast<std::uint16_t>(b + 1));
+    check(x);
+    if (std::isfinite(x) && std::isfinite(y) && (b & 0x7fffu) != 0x7fffu && b != 0x7bffu && b != 0xfbffu) {
+      const float mid = static_cast<float>((static_cast<double>(x) + y) / 2);
+      check(mid);
+      check(std::nextafter(mid, 0.0f));
+      check(std::nextafter(mid, std::copysign(1e30f, mid)));
+    }
+  }
+  for (float f : {65504.0f, 65519.99f, 65520.0f, 65536.0f, 1e30f, -65520.0f, 5.9604645e-08f, 2.9802322e-08f,
+                  2.9802326e-08f, 6.097555e-05f, 6.1035156e-05f})
+    check(f);
+  std::mt19937 rng(17);
+  for (int i = 0; i < (1 << 20); ++i) {
+    const std::uint32_t u = rng();
+    float f;
+    std::memcpy(&f, &u, 4);
+    check(f);
+  }
+  CHECK(bad == 0);
+}
