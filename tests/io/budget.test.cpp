@@ -160,7 +160,7 @@ TEST_CASE("safetensors: nested arrays cost a bounded number of bytes per header 
   CHECK(cost.json_nodes == 1 + 1 + 1 + 4 + 1 + 2 + 3 + 1 + 64 + 64 * 4096);
   CHECK(cost.json_nodes <= header / 2 + 1);
   // 12-byte nodes, vector capacity at most twice the size: <= 12 bytes per header byte.
-  CHECK(sizeof(pio::detail::json::node) == 12);
+  CHECK(sizeof(pio::json::node) == 12);
   CHECK(cost.json_bytes <= 12 * header);
   INFO("bytes per header byte: ", static_cast<double>(cost.json_bytes) / static_cast<double>(header));
 

@@ -165,31 +165,34 @@ inline std::vector<double> ramp(std::size_t n, std::string_view where) {
 
 constexpr std::int64_t position_limit = std::int64_t{1} << 53;
 
-/// Validate a dense add_bias (host or device: only sizes, strides and the host-side spans are read).
+}  // namespace detail
+
+/// Validate the arguments of a dense add_bias/write_bias, throwing the error the call would throw
+/// (shared by the host and the device versions: only sizes, strides and the host-side spans are read).
 template <class T>
 void validate_dense(const scores_view<T>& scores, std::span<const double> m, std::span<const std::int64_t> q_offsets,
                     const bias_options& opt, std::string_view where) {
-  check_view(scores, where);
-  check_form(opt, where);
+  detail::check_view(scores, where);
+  detail::check_form(opt, where);
   const auto [B, H, Lq, Lk] = scores.sizes;
-  check_slopes(m, H, where);
+  detail::check_slopes(m, H, where);
   posenc::detail::require<shape_error>(q_offsets.empty() || q_offsets.size() == B, where,
                                        "q_offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
                                        q_offsets.size());
   for (std::size_t b = 0; b < q_offsets.size(); ++b)
-    posenc::detail::require(std::abs(q_offsets[b]) <= position_limit - static_cast<std::int64_t>(Lq), where,
+    posenc::detail::require(std::abs(q_offsets[b]) <= detail::position_limit - static_cast<std::int64_t>(Lq), where,
                             "q_offsets[", b, "]: expected |offset| + q_len <= 2^53, got ", q_offsets[b]);
 }
 
 
-/// Validate a ragged add_bias (host or device: only sizes, strides and the host-side spans are read).
+/// Validate the arguments of a ragged add_bias, as validate_dense (host and device share it).
 template <class T, class I>
 void validate_ragged(const ragged_scores_view<T>& scores, std::span<const double> m, std::span<const I> cu_seqlens_q,
                      std::span<const I> cu_seqlens_k, const bias_options& opt, std::string_view where) {
-  check_view(scores, where);
-  check_form(opt, where);
+  detail::check_view(scores, where);
+  detail::check_form(opt, where);
   const auto [Tq, H, Kmax] = scores.sizes;
-  check_slopes(m, H, where);
+  detail::check_slopes(m, H, where);
   posenc::detail::require<shape_error>(!cu_seqlens_q.empty() && cu_seqlens_q.size() == cu_seqlens_k.size(), where,
                                        "cu_seqlens_q/cu_seqlens_k: expected batch + 1 >= 1 offsets each, got ",
                                        cu_seqlens_q.size(), " and ", cu_seqlens_k.size());
@@ -210,12 +213,13 @@ void validate_ragged(const ragged_scores_view<T>& scores, std::span<const double
                                        Tq, ", got ", static_cast<std::int64_t>(cu_seqlens_q[B]));
 }
 
+namespace detail {
 
 template <class T, bool Add>
 void dense_bias(scores_view<T> scores, std::span<const double> m, std::span<const std::int64_t> q_offsets,
                 const bias_options& opt, std::string_view where) {
   static_assert(detail::is_storage_v<T>, "alibi: storage must be float, double, Eigen::half or Eigen::bfloat16");
-  detail::validate_dense(scores, m, q_offsets, opt, where);
+  validate_dense(scores, m, q_offsets, opt, where);
   const auto [B, H, Lq, Lk] = scores.sizes;
   const auto r = detail::ramp(Lk, where);
   const std::int64_t dflt = static_cast<std::int64_t>(Lk) - static_cast<std::int64_t>(Lq);
@@ -257,7 +261,7 @@ void add_bias_ragged(ragged_scores_view<T> scores, std::span<const double> m, st
   static_assert(detail::is_storage_v<T>,
                 "alibi::add_bias_ragged: storage must be float, double, Eigen::half or Eigen::bfloat16");
   constexpr std::string_view where = "alibi::add_bias_ragged";
-  detail::validate_ragged(scores, m, cu_seqlens_q, cu_seqlens_k, opt, where);
+  validate_ragged(scores, m, cu_seqlens_q, cu_seqlens_k, opt, where);
   const auto [Tq, H, Kmax] = scores.sizes;
   const std::size_t B = cu_seqlens_q.size() - 1;
   const auto r = detail::ramp(Kmax, where);

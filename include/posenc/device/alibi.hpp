@@ -111,7 +111,7 @@ template <class T>
 void add_bias(scores_view<T> scores, std::span<const double> m, std::span<const std::int64_t> q_offsets = {},
               const bias_options& opt = {}) {
   constexpr std::string_view where = "device::alibi::add_bias";
-  posenc::alibi::detail::validate_dense(scores, m, q_offsets, opt, where);
+  posenc::alibi::validate_dense(scores, m, q_offsets, opt, where);
   const std::size_t n = scores.elements();
   if (n == 0) return;
   const auto dm = posenc::detail::upload<double>(m.data(), m.size(), where);
@@ -141,7 +141,7 @@ template <class T, std::integral I>
 void add_bias_ragged(ragged_scores_view<T> scores, std::span<const double> m, std::span<const I> cu_seqlens_q,
                      std::span<const I> cu_seqlens_k, const bias_options& opt = {}) {
   constexpr std::string_view where = "device::alibi::add_bias_ragged";
-  posenc::alibi::detail::validate_ragged(scores, m, cu_seqlens_q, cu_seqlens_k, opt, where);
+  posenc::alibi::validate_ragged(scores, m, cu_seqlens_q, cu_seqlens_k, opt, where);
   const std::size_t n = scores.elements();
   if (n == 0) return;
   const auto dm = posenc::detail::upload<double>(m.data(), m.size(), where);

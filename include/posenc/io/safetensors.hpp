@@ -32,7 +32,7 @@
 #include <posenc/core/error.hpp>
 #include <posenc/io/array.hpp>
 #include <posenc/io/detail/bytes.hpp>
-#include <posenc/io/detail/json.hpp>
+#include <posenc/io/json.hpp>
 
 namespace posenc::io {
 
@@ -288,17 +288,17 @@ class safetensors_file {
     read(8, text.data(), text.size());
     if (text[0] != '{')
       detail::io_fail(where, src, "bad safetensors header: the JSON header must start with '{'");
-    const detail::json::document doc = detail::json::parse(text, [&](std::size_t off, std::string_view msg) {
+    const json::document doc = json::parse(text, [&](std::size_t off, std::string_view msg) {
       detail::io_fail(where, src, "bad JSON in the safetensors header at offset ", off, ": ", msg);
     }, detail::safetensors_max_array);
-    const detail::json::value root = doc.root();
+    const json::value root = doc.root();
     if (!root.is_object()) detail::io_fail(where, src, "bad safetensors header: the JSON header is not an object");
     const std::uint64_t data_size = total - 8 - n;
     m_tensors.reserve(root.size());
-    root.for_each_member([&](std::string_view name, const detail::json::value& v) {
+    root.for_each_member([&](std::string_view name, const json::value& v) {
       if (name == "__metadata__") {
         if (!v.is_object()) detail::io_fail(where, src, "\"__metadata__\" must be an object of strings");
-        v.for_each_member([&](std::string_view key, const detail::json::value& item) {
+        v.for_each_member([&](std::string_view key, const json::value& item) {
           if (!item.is_string()) detail::io_fail(where, src, "\"__metadata__\" entry '", key, "' is not a string");
           m_metadata.emplace(std::string(key), std::string(item.text()));
         });
@@ -315,7 +315,7 @@ class safetensors_file {
       const auto sh = v.find("shape");
       if (!sh || !sh->is_array()) bad("missing \"shape\" array");
       t.shape.reserve(sh->size());
-      sh->for_each_item([&](const detail::json::value& e) {
+      sh->for_each_item([&](const json::value& e) {
         const auto x = e.as_u64();
         if (!x) bad("\"shape\" must hold non-negative integers, got ", e.is_number() ? e.text() : std::string_view("a non-number"));
         if (*x > static_cast<std::uint64_t>(static_cast<std::size_t>(-1))) bad("\"shape\" extent ", *x, " too large");

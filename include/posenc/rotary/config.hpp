@@ -19,7 +19,7 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
-#include <posenc/io/detail/json.hpp>
+#include <posenc/io/json.hpp>
 #include <posenc/rotary/scaling.hpp>
 
 namespace posenc::rotary {
@@ -41,8 +41,8 @@ struct model_config {
 
 namespace detail {
 
-using json_value = posenc::io::detail::json::value;
-using json_kind = posenc::io::detail::json::kind;
+using json_value = posenc::io::json::value;
+using json_kind = posenc::io::json::kind;
 using json_found = std::optional<json_value>;
 
 template <class... Parts>
@@ -113,7 +113,7 @@ inline bool known_scaling_key(rope_type t, std::string_view k) {
 inline model_config load_config(std::string_view json_text, longrope_rule rule = longrope_rule::init_function) {
   using detail::config_fail;
   using detail::present;
-  const auto doc = posenc::io::detail::json::parse(
+  const auto doc = posenc::io::json::parse(
       json_text, [](std::size_t off, std::string_view msg) { config_fail("bad JSON at offset ", off, ": ", msg); },
       std::size_t{1} << 20);
   const detail::json_value root = doc.root();

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-namespace posenc::io::detail::json {
+namespace posenc::io::json {
 
 enum class kind : std::uint8_t { null, boolean, number, string, array, object };
 
@@ -516,4 +516,4 @@ inline void write_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
-}  // namespace posenc::io::detail::json
+}  // namespace posenc::io::json
