@@ -27,6 +27,7 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
+#include <posenc/core/thread_pool.hpp>
 #include <posenc/encoding/table.hpp>
 #include <posenc/numeric/phase.hpp>
 
@@ -59,7 +60,8 @@ struct options {
   double first_position = 0.0;    ///< position of row 0 (eq. 6: 0; fairseq: padding_idx + 1)
   double position_step = 1.0;     ///< spacing of the rows (FLOATER grids t_i = i * Delta)
   odd_dimension odd = odd_dimension::reject;
-  unsigned threads = 1;           ///< worker threads for fill/table (1: serial; 0: hardware concurrency)
+  unsigned threads = 1;           ///< worker threads for fill/table (1: serial; 0: hardware concurrency;
+                                  ///< at most posenc::max_threads; see posenc/core/thread_pool.hpp)
 };
 
 namespace detail {
@@ -83,6 +85,7 @@ inline std::size_t pairs(std::size_t d, const options& opt, std::string_view whe
                           "options.layout: expected layout::interleaved or layout::half");
   posenc::detail::require(opt.spacing == spacing::two_k_over_d || opt.spacing == spacing::k_over_half_minus_one, where,
                           "options.spacing: expected spacing::two_k_over_d or spacing::k_over_half_minus_one");
+  (void)posenc::resolve_threads(opt.threads, where);  // options.threads <= max_threads
   return d / 2;
 }
 
@@ -99,27 +102,6 @@ inline std::vector<wide> frequencies_wide(std::size_t m, const options& opt) {
 
 /// The exact-phase sine and cosine (promoted to posenc/numeric/phase.hpp).
 using numeric::sincos_angle;
-
-/// Run f(begin, end) over [0, n) split into contiguous chunks on `threads` threads (the calling
-/// thread takes the first chunk). threads <= 1 or n small: one call, no thread.
-template <class F>
-void parallel_chunks(std::size_t n, unsigned threads, F&& f) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t t = std::min<std::size_t>(threads, n);
-  if (t <= 1) {
-    f(std::size_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(t - 1);
-  const std::size_t chunk = (n + t - 1) / t;
-  for (std::size_t j = 1; j < t; ++j) {
-    const std::size_t b = std::min(n, j * chunk), e = std::min(n, (j + 1) * chunk);
-    if (b < e) pool.emplace_back([&f, b, e] { f(b, e); });
-  }
-  f(std::size_t{0}, std::min(n, chunk));
-  for (auto& th : pool) th.join();
-}
 
 /// rows x m table of e^{i (x0 + r dx) w_k}, r < rows, split into sine and cosine arrays.
 /// compute(): every row exact (sincos_angle). compute_by_doubling(): only row 0 and the rows
@@ -264,7 +246,7 @@ void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stri
   t2.build(exact_rows, E, m, first + step * static_cast<wide>(B), step * static_cast<wide>(block * C), w);
   std::vector<T> t0s(t0w.s.begin(), t0w.s.end()), t0c(t0w.c.begin(), t0w.c.end());
   const std::size_t anchors = (length + block - 1) / block;  // anchor q: rows q*2B .. q*2B + 2B - 1
-  parallel_chunks(anchors, opt.threads, [&](std::size_t q0, std::size_t q1) {
+  posenc::parallel_chunks(anchors, posenc::resolve_threads(opt.threads, "sinusoidal"), [&](std::size_t q0, std::size_t q1) {
     std::vector<T> as(m), ac(m), scratch(d);
     for (std::size_t q = q0; q < q1; ++q) {
       const std::size_t e = q / C, c = q % C;
@@ -297,7 +279,7 @@ void fill_at_unchecked(std::span<const double> positions, T* data, std::size_t d
   const std::size_t m = d / 2;
   const bool pad = d % 2 != 0;
   const auto w = frequencies_wide(m, opt);
-  parallel_chunks(positions.size(), opt.threads, [&](std::size_t i0, std::size_t i1) {
+  posenc::parallel_chunks(positions.size(), posenc::resolve_threads(opt.threads, "sinusoidal"), [&](std::size_t i0, std::size_t i1) {
     std::vector<W> s(m), c(m);
     for (std::size_t i = i0; i < i1; ++i) {
       const wide x = positions[i];
