@@ -454,7 +454,7 @@ class encoder {
     std::array<table<T>, S> ybar;
     for (auto& x : ybar) x.resize(N, D);
     table<T> kbar(N, D), lam = table<T>::Zero(N, D);
-    constexpr auto needed = ode::detail::needed_stages<Scheme>();
+    constexpr auto needed = ode::needed_stages<Scheme>();
 
     gradients<T> out{flow<T>::zero_like(m_theta), table<T>::Zero(N, D)};
     std::size_t nfev = 0;

@@ -285,8 +285,7 @@ class flow {
       if (e <= b) return;
       auto zb = z.middleCols(b, e - b);
       zb.noalias() = y * th.w1.middleRows(b, e - b).transpose();
-      zb.rowwise() += th.b1.segment(b, e - b).transpose();
-      if (th.time1) zb.noalias() += t * th.w1_t.segment(b, e - b).transpose();
+      add_bias_time(zb, th.b1.segment(b, e - b), th.time1, t, th.w1_t.segment(b, e - b));
       auto hb = h.middleCols(b, e - b);
       detail::activate(th.act, zb, hb);
     };
@@ -296,8 +295,7 @@ class flow {
       if (e <= b) return;
       auto ob = out.middleCols(b, e - b);
       ob.noalias() = h * th.w2.middleRows(b, e - b).transpose();
-      ob.rowwise() += th.b2.segment(b, e - b).transpose();
-      if (th.time2) ob.noalias() += t * th.w2_t.segment(b, e - b).transpose();
+      add_bias_time(ob, th.b2.segment(b, e - b), th.time2, t, th.w2_t.segment(b, e - b));
     };
     m_pool.run(job2);
   }
@@ -379,6 +377,16 @@ class flow {
   }
 
  private:
+  /// x(i, j) = (x(i, j) + b(j)) + t(i) w(j): the one order of the bias and time terms, one pass per row.
+  template <class X, class B, class W>
+  static void add_bias_time(X& x, const B& b, bool with_time, const vref& t, const W& w) {
+    if (!with_time) {
+      x.rowwise() += b.transpose();
+      return;
+    }
+    for (Eigen::Index i = 0; i < x.rows(); ++i) x.row(i) = (x.row(i) + b.transpose()) + t[i] * w.transpose();
+  }
+
   void ensure(Eigen::Index rows) {
     const Eigen::Index hd = m_theta->w1.rows();
     if (m_z.rows() != rows || m_z.cols() != hd) {

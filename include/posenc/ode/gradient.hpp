@@ -64,6 +64,21 @@ struct gradient_stats {
   std::size_t stored_states = 0;    // peak number of full states held (checkpoints + segment)
 };
 
+/// Which stages influence y_new: b_i != 0, or a later needed stage uses them. (The last stage
+/// of an FSAL scheme does not: it only seeds the next step.)
+template <ExplicitScheme Scheme>
+[[nodiscard]] constexpr std::array<bool, stages_v<Scheme>> needed_stages() {
+  constexpr auto& tab = Scheme::coefficients;
+  constexpr std::size_t s = tab.stages;
+  std::array<bool, s> need{};
+  for (std::size_t i = s; i-- > 0;) {
+    bool n = tab.b[i] != 0;
+    for (std::size_t j = i + 1; j < s && !n; ++j) n = need[j] && tab.a[j][i] != 0;
+    need[i] = n;
+  }
+  return need;
+}
+
 namespace detail {
 
 template <class State>
@@ -76,21 +91,6 @@ void validate_upstream(std::span<const State> dL_dy, const State& y0, std::size_
     posenc::detail::require<non_finite_error>(default_backend_t<State>::all_finite(dL_dy[i]), where, "dL_dy[", i,
                                               "] contains NaN or Inf");
   }
-}
-
-/// Which stages influence y_new: b_i != 0, or a later needed stage uses them. (The last stage
-/// of an FSAL scheme does not: it only seeds the next step.)
-template <ExplicitScheme Scheme>
-constexpr std::array<bool, stages_v<Scheme>> needed_stages() {
-  constexpr auto& tab = Scheme::coefficients;
-  constexpr std::size_t s = tab.stages;
-  std::array<bool, s> need{};
-  for (std::size_t i = s; i-- > 0;) {
-    bool n = tab.b[i] != 0;
-    for (std::size_t j = i + 1; j < s && !n; ++j) n = need[j] && tab.a[j][i] != 0;
-    need[i] = n;
-  }
-  return need;
 }
 
 /// The terms of a stage's cotangent kbar_i = h b_i ybar + sum_{m > i} h a_mi Ybar_m (needed m
@@ -137,7 +137,7 @@ void cotangent_sum(State& kbar, const State& ybar, const YB& Ybar, Time h, const
 /// (stage_input), so Y_i and k_i are bitwise the stepper's.
 template <ExplicitScheme Scheme, class Backend, class F, class State, class T, class YS, class KS>
 void step_storing_stages(F& f, T t, const State& y, T h, YS& Y, KS& k, std::size_t& nfev) {
-  constexpr auto need = detail::needed_stages<Scheme>();
+  constexpr auto need = needed_stages<Scheme>();
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (
         [&] {
@@ -162,7 +162,7 @@ template <ExplicitScheme Scheme, class Backend, class State, class Time, class Y
 void reverse_step(State& ybar, Time h, YB& Ybar, State& kbar, StageVjp&& stage_vjp) {
   using V = state_value_t<State>;
   constexpr std::size_t s = stages_v<Scheme>;
-  constexpr auto need = detail::needed_stages<Scheme>();
+  constexpr auto need = needed_stages<Scheme>();
   [&]<std::size_t... R>(std::index_sequence<R...>) {
     (
         [&] {
