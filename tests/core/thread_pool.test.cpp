@@ -27,7 +27,7 @@ TEST_CASE("resolve_threads: 0 is the hardware concurrency, above max_threads is 
   CHECK(msg.find("5000") != std::string::npos);
 }
 
-TEST_CASE("split_range covers [0, count) once, in 16-aligned parts") {
+TEST_CASE("split_range covers every item once, in 16-aligned parts") {
   for (std::ptrdiff_t count : {0, 1, 15, 16, 17, 100, 512, 1000})
     for (std::size_t parts : {1u, 2u, 3u, 7u}) {
       std::ptrdiff_t next = 0;
@@ -60,7 +60,7 @@ TEST_CASE("worker_pool and pool_handle run every part of every job exactly once"
   }
 }
 
-TEST_CASE("parallel_chunks covers [0, n) once") {
+TEST_CASE("parallel_chunks covers every index once") {
   for (std::size_t n : {0u, 1u, 5u, 1000u})
     for (std::size_t threads : {1u, 2u, 3u}) {
       std::vector<std::atomic<int>> seen(n);
