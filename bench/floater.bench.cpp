@@ -103,16 +103,16 @@ void BM_gemm_only(benchmark::State& state) {
   const auto m = bench_mlp<T>();
   const auto Nr = static_cast<Eigen::Index>(N);
   posenc::matrix<T> y = bench_p0<T>(N), z(Nr, kHidden), out(Nr, kD);
-  fl::detail::pool_handle pool(static_cast<std::size_t>(state.range(2)));
+  posenc::pool_handle pool(static_cast<std::size_t>(state.range(2)));
   for (auto _ : state) {
     for (std::size_t e = 0; e < (L - 1) * kSub * kStages; ++e) {
       auto j1 = [&](std::size_t p, std::size_t n) {
-        const auto [b, en] = fl::detail::split(m.w1.rows(), p, n);
+        const auto [b, en] = posenc::split_range(m.w1.rows(), p, n);
         z.middleCols(b, en - b).noalias() = y * m.w1.middleRows(b, en - b).transpose();
       };
       pool.run(j1);
       auto j2 = [&](std::size_t p, std::size_t n) {
-        const auto [b, en] = fl::detail::split(m.w2.rows(), p, n);
+        const auto [b, en] = posenc::split_range(m.w2.rows(), p, n);
         out.middleCols(b, en - b).noalias() = z * m.w2.middleRows(b, en - b).transpose();
       };
       pool.run(j2);

@@ -7,6 +7,7 @@
 #include <posenc/core/backend.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/state_traits.hpp>
+#include <posenc/ode/grid.hpp>
 #include <posenc/ode/integrate.hpp>
 #include <posenc/ode/schemes.hpp>
 #include <posenc/ode/stepper.hpp>

@@ -54,7 +54,11 @@ TEST_CASE("floater rejects zero sizes and mismatched shapes") {
   fl::mlp<double> other(5, 3);
   CHECK_THROWS_AS(enc.set_parameters(other), posenc::shape_error);
   CHECK_THROWS_AS(enc.set_initial_state(posenc::table<double>::Zero(2, 3)), posenc::shape_error);
-  CHECK_THROWS_AS(enc.set_threads(0), posenc::invalid_argument);
+  // threads: 0 = all hardware threads (accepted), above posenc::max_threads rejected
+  CHECK_NOTHROW(enc.set_threads(0));
+  CHECK(enc.settings().threads == 0);
+  CHECK_THROWS_AS(enc.set_threads(posenc::max_threads + 1), posenc::invalid_argument);
+  CHECK(message_of([&] { enc.set_threads(posenc::max_threads + 1); }).find("threads") != std::string::npos);
 }
 
 TEST_CASE("floater rejects bad grids and step settings") {
@@ -69,7 +73,7 @@ TEST_CASE("floater rejects bad grids and step settings") {
   o.substeps = 0;
   CHECK_THROWS_AS(fl::encoder<double>(m, p0, o), posenc::invalid_argument);
   o = {};
-  o.threads = 0;
+  o.threads = posenc::max_threads + 1;
   CHECK_THROWS_AS(fl::encoder<double>(m, p0, o), posenc::invalid_argument);
   for (const std::vector<double>& g : {std::vector<double>{0.0, 0.1, 0.1}, std::vector<double>{0.0, -1.0},
                                        std::vector<double>{0.0, std::nan("")}}) {

@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include <posenc/device/encodings.hpp>
+#include <posenc/floater/init.hpp>
 
 #include <Eigen/Core>
 #include <algorithm>

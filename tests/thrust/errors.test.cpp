@@ -8,7 +8,11 @@
 
 #include <cstddef>
 #include <limits>
+#include <initializer_list>
 #include <string>
+#include <typeinfo>
+#include <vector>
+#include <cmath>
 
 namespace {
 template <class F>
@@ -109,6 +113,88 @@ TEST_CASE("device FLOATER rejects what the host rejects") {
   hf::options big;
   big.delta = 1.0;
   CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(grow, one, 20, big), posenc::non_finite_error);
+}
+
+namespace {
+/// The error a call throws: its dynamic type and its message without the "posenc: <where>: "
+/// prefix (host and device name different functions, the rest must be the same).
+struct thrown {
+  std::string type, body;
+};
+template <class F>
+thrown error_of(F&& f, std::initializer_list<std::string> wheres) {
+  try {
+    f();
+  } catch (const posenc::error& e) {
+    const std::string m = e.what();
+    for (const std::string& w : wheres) {
+      const std::string prefix = "posenc: " + w + ": ";
+      if (m.rfind(prefix, 0) == 0) return {typeid(e).name(), m.substr(prefix.size())};
+    }
+    return {typeid(e).name(), "<unexpected function name> " + m};
+  }
+  return {"<nothing thrown>", ""};
+}
+}  // namespace
+
+TEST_CASE("host encoder and device forward reject the same FLOATER input with the same error") {
+  // issue 11: NaN time grid, L beyond the grid, L = 0 and bad threads used to differ in type or
+  // acceptance. Both now call floater::check_options / check_initial_state and
+  // ode::grid::require_points: same exception type, same message after the function name.
+  namespace hf = posenc::floater;
+  const hf::mlp<double> theta(3, 4);
+  const posenc::table<double> p0 = posenc::table<double>::Zero(2, 3);
+  auto compare = [&](const hf::options& o, std::size_t L, const char* what) {
+    CAPTURE(what);
+    // the host rejects options on construction and L in block_table
+    const thrown h = error_of(
+        [&] {
+          hf::encoder<double> enc(theta, p0, o);
+          (void)enc.block_table(0, L);
+        },
+        {"floater::encoder", "floater::encoder::block_table"});
+    const thrown d = error_of([&] { (void)posenc::device::floater::forward<double>(theta, p0, L, o); },
+                              {"device::floater::forward"});
+    CHECK(h.type != "<nothing thrown>");
+    CHECK(h.type == d.type);
+    CHECK(h.body == d.body);
+  };
+  hf::options o;
+  o.times = {0.0, std::nan(""), 0.2};
+  compare(o, 3, "NaN in the time grid");
+  CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(theta, p0, 3, o), posenc::grid_error);
+  o.times = {0.0, 0.1, 0.2};
+  compare(o, 4, "L beyond the explicit grid");
+  CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(theta, p0, 4, o), posenc::grid_error);
+  compare(hf::options{}, 0, "L = 0");
+  CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(theta, p0, 0), posenc::invalid_argument);
+  o = {};
+  o.threads = posenc::max_threads + 1;
+  compare(o, 3, "threads above max_threads");
+  o = {};
+  o.times = {0.0, 0.2, 0.1};
+  compare(o, 3, "decreasing grid");
+  o = {};
+  o.delta = -1;
+  compare(o, 3, "negative delta");
+  o = {};
+  o.substeps = 0;
+  compare(o, 3, "zero substeps");
+  // threads = 0 (all hardware threads) is accepted by both, and the tables agree (1e-12: the device
+  // sums each dot product in its own order)
+  o = {};
+  o.threads = 0;
+  hf::mlp<double> th(3, 4, hf::activation::tanh);
+  th.w1.setConstant(0.3);
+  th.w2.setConstant(-0.2);
+  th.b1.setConstant(0.1);
+  hf::encoder<double> enc(th, p0, o);
+  const posenc::table<double> dev = posenc::to_host(posenc::device::floater::forward<double>(th, p0, 5, o));
+  enc.extend(5);
+  const posenc::matrix<double> traj = enc.trajectory();
+  REQUIRE(dev.rows() == traj.rows());
+  REQUIRE(dev.cols() == traj.cols());
+  CHECK((dev - traj).cwiseAbs().maxCoeff() <= 1e-12);
 }
 
 TEST_CASE("device allocation failures are device errors naming the size") {

@@ -30,6 +30,7 @@
 #include <posenc/core/hd.hpp>
 #include <posenc/floater/encoder.hpp>
 #include <posenc/floater/flow.hpp>
+#include <posenc/ode/grid.hpp>
 #include <posenc/ode/integrate.hpp>
 #include <posenc/ode/schemes.hpp>
 #include <posenc/ode/stepper.hpp>
@@ -157,36 +158,19 @@ class flow {
 /// The FLOATER table of L positions for the N blocks of p0 (N x d), on the device: row i of the
 /// result is p(t_i) of every block (N d values, block n at columns n d .. n d + d - 1), row 0 =
 /// p0. The grid (t_i = i delta or opt.times), the substeps per interval (the last one landing
-/// exactly on t_i) and the scheme are those of posenc::floater::encoder, as is the validation.
-/// opt.threads is ignored (the device system decides).
+/// exactly on t_i) and the scheme are those of posenc::floater::encoder, as is the validation:
+/// posenc::floater::check_initial_state, posenc::floater::check_options and
+/// ode::grid::require_points, the functions the host encoder calls, so both reject the same input
+/// with the same error type and message. opt.threads is validated like the host's and otherwise
+/// ignored (the device system decides).
 template <class T, class Scheme = ode::schemes::rk4_38>
 [[nodiscard]] device_table<T> forward(const mlp<T>& theta, const posenc::table<T>& p0, std::size_t L,
                                       const options& opt = {}) {
   constexpr std::string_view where = "device::floater::forward";
-  theta.validate(where);
-  posenc::detail::require(p0.rows() >= 1, where, "expected p0 with at least one block (row), got ", p0.rows());
-  posenc::detail::require<shape_error>(p0.cols() == theta.w1.cols(), where, "expected p0 with d = ", theta.w1.cols(),
-                                       " columns (the dynamics' d), got ", p0.cols());
-  posenc::detail::require_finite(p0, where, "p0 (initial state)");
-  posenc::detail::require(opt.substeps >= 1, where, "expected substeps >= 1, got ", opt.substeps);
-  posenc::detail::require(L >= 1, where, "expected L >= 1 positions, got ", L);
-  if (opt.times.empty()) {
-    posenc::detail::require(std::isfinite(opt.delta) && opt.delta > 0, where, "expected delta > 0 and finite, got ",
-                            opt.delta);
-  } else {
-    posenc::detail::require<grid_error>(opt.times.size() >= L, where, "the explicit grid has ", opt.times.size(),
-                                        " times, asked for L = ", L, " positions");
-    for (std::size_t i = 0; i < L; ++i) {
-      posenc::detail::require<non_finite_error>(std::isfinite(opt.times[i]), where, "times[", i,
-                                                "]: expected a finite time, got ", opt.times[i]);
-      if (i > 0)
-        posenc::detail::require<grid_error>(opt.times[i] > opt.times[i - 1], where,
-                                            "times: expected a strictly increasing grid, got times[", i - 1,
-                                            "] = ", opt.times[i - 1], " and times[", i, "] = ", opt.times[i]);
-    }
-  }
-  auto time = [&](std::size_t i) { return opt.times.empty() ? static_cast<double>(i) * opt.delta : opt.times[i]; };
-
+  // the host encoder's checks, by the same functions: same error types and messages
+  posenc::floater::check_initial_state(theta, p0, where);
+  const ode::grid grid = posenc::floater::check_options(opt, where);
+  grid.require_points(L, where);
   const std::size_t nd = static_cast<std::size_t>(p0.size());
   flow<T> f(theta);
   using state = ::thrust::device_vector<T>;
@@ -196,13 +180,9 @@ template <class T, class Scheme = ode::schemes::rk4_38>
   ::thrust::copy(::thrust::device, py, py + nd, out.data());
   ode::explicit_rk<Scheme, state> stepper(y);
   for (std::size_t i = 1; i < L; ++i) {
-    const double t1 = time(i);
-    const std::size_t k = opt.substeps;
+    const double t1 = grid.time(i);
     stepper.reset();
-    for (std::size_t s = 0; s < k; ++s) {
-      const auto [ts, hs] = ode::detail::substep(time(i - 1), t1, k, s);  // the last one lands exactly on t1
-      stepper.step(f, ts, y, hs);
-    }
+    grid.for_each_substep(i, opt.substeps, [&](std::size_t, double ts, double hs) { stepper.step(f, ts, y, hs); });
     if (!posenc::backend::thrust::all_finite(y))
       posenc::detail::fail<non_finite_error>(where, "the solution became non-finite (NaN or Inf) at position ", i,
                                              " (t = ", t1, "); the dynamics or delta are too large");

@@ -19,14 +19,18 @@
 #include <functional>
 #include <span>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include <posenc/adapters/eigen.hpp>
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
+#include <posenc/core/thread_pool.hpp>
 #include <posenc/floater/flow.hpp>
 #include <posenc/encoding/table.hpp>
+#include <posenc/ode/gradient.hpp>
+#include <posenc/ode/grid.hpp>
 #include <posenc/ode/integrate.hpp>
 #include <posenc/ode/schemes.hpp>
 #include <posenc/ode/stepper.hpp>
@@ -39,9 +43,33 @@ struct options {
   std::size_t substeps = 5;     ///< equal steps per interval (reference: step delta / 5).
   std::vector<double> times{};  ///< if not empty: an explicit strictly increasing grid t_0 < t_1 < ...
                                 ///< (non-equidistant positions); delta is then unused.
-  std::size_t threads = 1;      ///< threads for the matrix products (1: serial; 2 uses both cores
-                                ///< of a 2-core machine). Opt-in: the default never starts a thread.
+  std::size_t threads = 1;      ///< threads for the matrix products: 0 = all hardware threads, n >= 1 =
+                                ///< n (posenc/core/thread_pool.hpp). Default 1: no thread is started.
 };
+
+/// Validate the options (the one check the host encoder and posenc::device::floater::forward
+/// share) and return their grid: invalid_argument for delta <= 0 or not finite, substeps = 0 or
+/// threads > posenc::max_threads; grid_error for explicit times that are not finite and strictly
+/// increasing. Messages start with `where` and name the option.
+[[nodiscard]] inline ode::grid check_options(const options& opt, std::string_view where) {
+  posenc::detail::require(opt.substeps >= 1 && opt.substeps <= ode::fixed_steps{}.max_steps, where,
+                          "options.substeps: expected 1 <= substeps <= ", ode::fixed_steps{}.max_steps, ", got ",
+                          opt.substeps);
+  (void)resolve_threads(opt.threads, where);
+  if (opt.times.empty()) return ode::grid::uniform(opt.delta, posenc::detail::concat(where, ": options.delta"));
+  return ode::grid::explicit_times(opt.times, posenc::detail::concat(where, ": options.times"));
+}
+
+/// Validate the dynamics and the initial states together (shared by host and device): theta
+/// consistent and finite, p0 with >= 1 block (row), d = theta's d columns, finite.
+template <class T>
+void check_initial_state(const mlp<T>& theta, const table<T>& p0, std::string_view where) {
+  theta.validate(where);
+  posenc::detail::require(p0.rows() >= 1, where, "expected p0 with at least one block (row), got ", p0.rows());
+  posenc::detail::require<shape_error>(p0.cols() == theta.w1.cols(), where, "expected p0 with d = ", theta.w1.cols(),
+                                       " columns (the dynamics' d), got ", p0.cols());
+  posenc::detail::require_finite(p0, where, "p0 (initial state)");
+}
 
 /// The released code's settings: Delta = 0.01, 5 substeps.
 [[nodiscard]] inline options reference_options() { return options{}; }
@@ -82,22 +110,12 @@ class encoder {
   /// Throws invalid_argument (d, hidden, delta, substeps), shape_error (theta vs p0),
   /// non_finite_error (NaN/Inf in theta or p0), grid_error (explicit times).
   encoder(mlp<T> theta, table<T> p0, options opt = {})
-      : m_theta(std::move(theta)), m_p0(std::move(p0)), m_opt(std::move(opt)), m_flow(m_theta, m_opt.threads) {
-    constexpr std::string_view where = "floater::encoder";
-    m_theta.validate(where);
-    posenc::detail::require(m_p0.rows() >= 1, where, "expected p0 with at least one block (row), got ", m_p0.rows());
-    posenc::detail::require<shape_error>(m_p0.cols() == m_theta.w1.cols(), where, "expected p0 with d = ",
-                                         m_theta.w1.cols(), " columns (the dynamics' d), got ", m_p0.cols());
-    posenc::detail::require_finite(m_p0, where, "p0 (initial state)");
-    posenc::detail::require(m_opt.substeps >= 1 && m_opt.substeps <= ode::fixed_steps{}.max_steps, where,
-                            "substeps: expected 1 <= substeps <= ", ode::fixed_steps{}.max_steps, ", got ", m_opt.substeps);
-    posenc::detail::require(m_opt.threads >= 1, where, "expected threads >= 1, got ", m_opt.threads);
-    if (m_opt.times.empty()) {
-      posenc::detail::require(std::isfinite(m_opt.delta) && m_opt.delta > 0, where, "expected delta > 0 and finite, got ",
-                              m_opt.delta);
-    } else {
-      check_grid(m_opt.times, 0, where);
-    }
+      : m_theta(std::move(theta)),
+        m_p0(std::move(p0)),
+        m_opt(std::move(opt)),
+        m_grid(check_options(m_opt, "floater::encoder")),
+        m_flow(m_theta, m_opt.threads) {
+    check_initial_state(m_theta, m_p0, "floater::encoder");
     reset_cache();
   }
 
@@ -110,13 +128,11 @@ class encoder {
   /// Positions currently cached.
   [[nodiscard]] std::size_t size() const noexcept { return m_len; }
   /// Largest number of positions the grid allows (unbounded for t_i = i delta).
-  [[nodiscard]] std::size_t max_positions() const noexcept {
-    return m_opt.times.empty() ? static_cast<std::size_t>(-1) : m_opt.times.size();
-  }
+  [[nodiscard]] std::size_t max_positions() const noexcept { return m_grid.max_points(); }
   /// t_i.
-  [[nodiscard]] double time(std::size_t i) const noexcept {
-    return m_opt.times.empty() ? static_cast<double>(i) * m_opt.delta : m_opt.times[i];
-  }
+  [[nodiscard]] double time(std::size_t i) const noexcept { return m_grid.time(i); }
+  /// The grid (t_i = i delta or the explicit times).
+  [[nodiscard]] const ode::grid& time_grid() const noexcept { return m_grid; }
 
   /// Replace theta (same shapes) and drop the cache.
   void set_parameters(mlp<T> theta) {
@@ -140,17 +156,13 @@ class encoder {
   /// Append grid points to an explicit grid (they must continue it strictly increasing).
   void append_times(std::span<const double> more) {
     constexpr std::string_view where = "floater::encoder::append_times";
-    posenc::detail::require(!m_opt.times.empty(), where, "the encoder uses t_i = i delta; there is no explicit grid to extend");
-    std::vector<double> all = m_opt.times;
-    all.insert(all.end(), more.begin(), more.end());
-    check_grid(all, m_opt.times.size(), where);
-    m_opt.times = std::move(all);
+    m_grid.append(more, where);
+    m_opt.times.assign(m_grid.times().begin(), m_grid.times().end());
   }
-  /// Use `threads` threads for the matrix products from now on.
+  /// Use `threads` threads for the matrix products from now on (0: all hardware threads).
   void set_threads(std::size_t threads) {
-    posenc::detail::require(threads >= 1, "floater::encoder::set_threads", "expected threads >= 1, got ", threads);
+    m_flow.set_threads(threads);  // validates (invalid_argument above posenc::max_threads)
     m_opt.threads = threads;
-    m_flow.set_threads(threads);
   }
 
   /// Make sure positions 0 .. L-1 are cached: integrates only the intervals not yet done.
@@ -159,19 +171,14 @@ class encoder {
     if (L <= m_len) return;
     (void)checked::elements(checked::extent(L, where, "L"), static_cast<std::size_t>(m_p0.size()), where,
                             "L * blocks * d (the cached table)");
-    posenc::detail::require(L <= max_positions(), where, "the explicit grid has ", max_positions(),
-                            " times, asked for L = ", L, " positions (append_times first)");
+    m_grid.require_points(L, where);
     m_flow.set_parameters(m_theta);
     reserve_rows(L);
     const Eigen::Index nd = m_p0.size();
     for (std::size_t i = m_len; i < L; ++i) {
-      const double t0 = time(i - 1), t1 = time(i);
-      const std::size_t k = m_opt.substeps;
+      const double t1 = time(i);
       m_stepper.reset();
-      for (std::size_t s = 0; s < k; ++s) {
-        const auto [ts, hs] = ode::detail::substep(t0, t1, k, s);  // the last one lands exactly on t1
-        m_stepper.step(m_flow, ts, m_y, hs);
-      }
+      m_grid.for_each_substep(i, m_opt.substeps, [&](std::size_t, double ts, double hs) { m_stepper.step(m_flow, ts, m_y, hs); });
       if (!m_y.allFinite())
         posenc::detail::fail<non_finite_error>(where, "the solution became non-finite (NaN or Inf) at position ", i,
                                                " (t = ", t1, "); the dynamics or delta are too large");
@@ -183,22 +190,42 @@ class encoder {
   /// Incremental decoding: one more position (one interval), as the reference decoder does.
   void step() { extend(m_len + 1); }
 
-  /// The table of block n: L x d (a copy of the cache; computes what is missing).
+  // Thread safety: the const members (block_table(n, L) const, tables(L) const, trajectory(),
+  // size(), time(), the accessors) only read the cache and may be called from several threads at
+  // once, as long as no thread calls a non-const member (extend, step, the non-const
+  // block_table/tables, backprop, adjoint, set_*, append_times) at the same time. Every non-const
+  // member writes the cache or the work buffers: one thread at a time (or one encoder per thread).
+
+  /// The table of block n: L x d (a copy of the cache; computes what is missing). invalid_argument
+  /// for n >= blocks() or L = 0; grid_error for L beyond an explicit grid.
   [[nodiscard]] table<T> block_table(std::size_t n, std::size_t L) {
-    posenc::detail::require(n < blocks(), "floater::encoder::block_table", "n: expected block < ", blocks(), ", got ", n);
+    check_block(n, "floater::encoder::block_table");
     (void)checked::extent(L, "floater::encoder::block_table", "L");
+    m_grid.require_points(L, "floater::encoder::block_table");
     extend(L);
-    const auto D = m_p0.cols();
-    return m_traj.block(0, static_cast<Eigen::Index>(n) * D, static_cast<Eigen::Index>(L), D);
+    return cached_block(n, L);
+  }
+  /// The cached table of block n, L x d, without computing: invalid_argument for n >= blocks(),
+  /// L = 0 or L > size() (extend(L) first). Safe to call from several threads at once.
+  [[nodiscard]] table<T> block_table(std::size_t n, std::size_t L) const {
+    check_block(n, "floater::encoder::block_table const");
+    check_cached(L, "floater::encoder::block_table const");
+    return cached_block(n, L);
   }
   /// All N tables, each L x d.
   [[nodiscard]] std::vector<table<T>> tables(std::size_t L) {
     (void)checked::elements(checked::extent(L, "floater::encoder::tables", "L"), static_cast<std::size_t>(m_p0.size()),
                             "floater::encoder::tables", "L * blocks * d");
+    m_grid.require_points(L, "floater::encoder::tables");
     extend(L);
+    return std::as_const(*this).tables(L);
+  }
+  /// All N cached tables, each L x d, without computing (errors as block_table const).
+  [[nodiscard]] std::vector<table<T>> tables(std::size_t L) const {
+    check_cached(L, "floater::encoder::tables const");
     std::vector<table<T>> out;
     out.reserve(blocks());
-    for (std::size_t n = 0; n < blocks(); ++n) out.push_back(block_table(n, L));
+    for (std::size_t n = 0; n < blocks(); ++n) out.push_back(cached_block(n, L));
     return out;
   }
   /// The cache itself: size() rows of N d (row i = blocks 0..N-1 at t_i, each d wide).
@@ -234,15 +261,43 @@ class encoder {
     return adjoint(std::span<const table<T>>(dL_dP), substeps, info);
   }
 
- private:
-  static void check_grid(const std::vector<double>& t, std::size_t from, std::string_view where) {
-    posenc::detail::require<grid_error>(!t.empty(), where, "expected at least one time");
-    for (std::size_t i = from; i < t.size(); ++i) {
-      posenc::detail::require<grid_error>(std::isfinite(t[i]), where, "expected finite times, got t[", i, "] = ", t[i]);
-      if (i > 0)
-        posenc::detail::require<grid_error>(t[i] > t[i - 1], where, "expected strictly increasing times, got t[", i - 1,
-                                            "] = ", t[i - 1], " then t[", i, "] = ", t[i]);
+  /// Positions first + 1 .. first + count recomputed from the cached positions first .. first +
+  /// count - 1 exactly as backprop recomputes them (intervals batched as independent rows), in the
+  /// layout of trajectory(): count x (N d). The stage sums, step sizes and stage times are the
+  /// forward's, so the rows equal trajectory() rows bit for bit whenever the matrix products do
+  /// (Eigen picks its product kernel by shape; see docs/floater.md). invalid_argument unless
+  /// count >= 1 and first + count < size().
+  [[nodiscard]] matrix<T> replay(std::size_t first, std::size_t count) {
+    constexpr std::string_view where = "floater::encoder::replay";
+    posenc::detail::require(count >= 1 && first + count < m_len, where, "expected 1 <= count and first + count < size() = ",
+                            m_len, ", got first = ", first, ", count = ", count);
+    m_flow.set_parameters(m_theta);
+    const std::size_t chunk = prepare_recompute(first + count + 1);
+    const Eigen::Index N = m_p0.rows(), D = m_p0.cols();
+    matrix<T> out(static_cast<Eigen::Index>(count), N * D);
+    for (std::size_t j0 = first; j0 < first + count; j0 += chunk) {
+      const std::size_t nc = std::min(chunk, first + count - j0);
+      recompute(j0, nc);
+      for (std::size_t c = 0; c < nc; ++c)
+        for (Eigen::Index n = 0; n < N; ++n)
+          out.block(static_cast<Eigen::Index>(j0 - first + c), n * D, 1, D) =
+              m_rc.y.row(static_cast<Eigen::Index>(c) * N + n);
     }
+    return out;
+  }
+
+ private:
+  void check_block(std::size_t n, std::string_view where) const {
+    posenc::detail::require(n < blocks(), where, "expected block < ", blocks(), ", got ", n);
+  }
+  void check_cached(std::size_t L, std::string_view where) const {
+    posenc::detail::require(L >= 1, where, "L: expected at least 1 position, got L = 0");
+    posenc::detail::require(L <= m_len, where, "L: expected at most the cached length size() = ", m_len, ", got L = ", L,
+                            " (call extend(L) on a non-const encoder first)");
+  }
+  table<T> cached_block(std::size_t n, std::size_t L) const {
+    const auto D = m_p0.cols();
+    return m_traj.block(0, static_cast<Eigen::Index>(n) * D, static_cast<Eigen::Index>(L), D);
   }
 
   void reset_cache() {
@@ -289,88 +344,159 @@ class encoder {
   }
 
   static constexpr std::size_t S = ode::stages_v<Scheme>;
-  static T a_(std::size_t i, std::size_t j) { return static_cast<T>(Scheme::coefficients.a[i][j]); }
-  static T b_(std::size_t i) { return static_cast<T>(Scheme::coefficients.b[i]); }
-  static double c_(std::size_t i) { return static_cast<double>(Scheme::coefficients.c[i]); }
+  using eigen_backend = default_backend_t<table<T>>;
 
-  template <class Upstream>
-  gradients<T> backprop_impl(std::size_t L, Upstream&& upstream, gradient_info* info) {
-    extend(L);
-    m_flow.set_parameters(m_theta);
-    const Eigen::Index N = m_p0.rows(), D = m_p0.cols(), Hd = m_theta.w1.rows();
-    const std::size_t k = m_opt.substeps, Nn = static_cast<std::size_t>(N);
+  /// Buffers of the batched recomputation: a chunk of nc intervals, each N rows, recomputed as one
+  /// batch of nc N rows per stage; rows of (substep s, stage q, interval c, block n) are stacked.
+  struct recompute_buffers {
+    std::size_t chunk = 0;
+    matrix<T> ys, zs, hs;           // R x d stage inputs, R x hidden pre-activations and activations
+    vector<T> ts;                   // R stage times
+    std::array<table<T>, S> k;      // B x d stage derivatives of one substep
+    std::array<vector<T>, S> coef;  // B per-row stage-sum weights (one vector per term)
+    table<T> y;                     // B x d: the chunk's states (start, then end of each substep)
+    std::vector<double> t0, h;      // per (interval, substep): start time and size
+  };
+
+  /// Chunk size of the recomputation for L positions, and buffers sized for it.
+  std::size_t prepare_recompute(std::size_t L) {
+    const std::size_t Nn = blocks(), k = m_opt.substeps;
     const std::size_t rows_per_interval = k * S * Nn;
     // A chunk of intervals is recomputed from its checkpoints as ONE batch (the intervals are
     // independent given their starting rows), so the recomputation runs as matrix-matrix products
     // of >= 64 rows even for one block; its stage rows (>= 256) then feed the weight-gradient products.
     std::size_t chunk = std::max<std::size_t>({1, (256 + rows_per_interval - 1) / rows_per_interval, (64 + Nn - 1) / Nn});
     chunk = std::min<std::size_t>({chunk, 64, std::max<std::size_t>(L - 1, 1)});
-    const auto R = static_cast<Eigen::Index>(chunk * rows_per_interval);
-    const auto B = static_cast<Eigen::Index>(chunk * Nn);
-    matrix<T> ys(R, D), zs(R, Hd), hs(R, Hd), gs(R, D), zb(R, Hd);
-    vector<T> ts(R), hrow(B), trow(B);
-    std::vector<double> steps(chunk * k);  // substep sizes per (interval, substep)
-    std::array<table<T>, S> kk, ybar;
-    for (auto& x : kk) x.resize(B, D);
+    if (m_rc.chunk != chunk || m_rc.y.cols() != m_p0.cols() || m_rc.zs.cols() != m_theta.w1.rows() ||
+        m_rc.y.rows() != static_cast<Eigen::Index>(chunk * Nn)) {
+      const auto R = static_cast<Eigen::Index>(chunk * rows_per_interval), B = static_cast<Eigen::Index>(chunk * Nn);
+      const Eigen::Index D = m_p0.cols(), Hd = m_theta.w1.rows();
+      m_rc.chunk = chunk;
+      m_rc.ys.resize(R, D);
+      m_rc.zs.resize(R, Hd);
+      m_rc.hs.resize(R, Hd);
+      m_rc.ts.resize(R);
+      for (auto& x : m_rc.k) x.resize(B, D);
+      for (auto& x : m_rc.coef) x.resize(B);
+      m_rc.y.resize(B, D);
+      m_rc.t0.resize(chunk * k);
+      m_rc.h.resize(chunk * k);
+    }
+    return chunk;
+  }
+
+  Eigen::Index stacked_row(std::size_t s, std::size_t q, std::size_t c, std::size_t nc) const {
+    return static_cast<Eigen::Index>(((s * S + q) * nc + c) * blocks());
+  }
+
+  /// out = y + sum_m diag(w_m) k_m over the terms of a stage (or of the solution): per row the
+  /// weights ode::stage_weights / solution_weights give the stepper for that row's step size, summed
+  /// in the order Backend::linear_combination sums (1 y + (w_1 k_1 + (w_2 k_2 + ...))), so each row
+  /// equals the stepper's stage sum bit for bit.
+  template <class Terms, class Out>
+  void rows_stage_sum(Out&& out, Eigen::Index Bc, const Terms& terms) {
+    auto y = m_rc.y.topRows(Bc);
+    [&]<std::size_t... M>(std::index_sequence<M...>) {
+      auto term = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+        if constexpr (J == 0) return y.array();
+        else return m_rc.k[terms.index[J - 1]].topRows(Bc).array().colwise() * m_rc.coef[J - 1].head(Bc).array();
+      };
+      out.array() = (term(std::integral_constant<std::size_t, M>{}) + ...);
+    }(std::make_index_sequence<std::tuple_size_v<decltype(Terms::index)> + 1>{});
+  }
+
+  template <std::size_t... M, class W>
+  void set_coefficients(std::size_t c, const W& w, std::index_sequence<M...>) {
+    [[maybe_unused]] const auto N = m_p0.rows();
+    [[maybe_unused]] const auto r = static_cast<Eigen::Index>(c) * N;
+    ((m_rc.coef[M].segment(r, N).setConstant(w[M])), ...);
+  }
+
+  /// Recompute the stages of intervals j0 .. j0 + nc - 1 from their cached starting rows, all at
+  /// once (nc <= the prepared chunk). Afterwards m_rc.ys / zs / hs / ts hold every stage's input,
+  /// pre-activation, activation and time, m_rc.h every substep size, m_rc.y the end states.
+  void recompute(std::size_t j0, std::size_t nc) {
+    const Eigen::Index N = m_p0.rows();
+    const std::size_t k = m_opt.substeps;
+    const auto Bc = static_cast<Eigen::Index>(nc) * N;
+    for (std::size_t c = 0; c < nc; ++c) m_rc.y.middleRows(static_cast<Eigen::Index>(c) * N, N) = checkpoint(j0 + c);
+    for (std::size_t c = 0; c < nc; ++c)
+      m_grid.for_each_substep(j0 + c + 1, k, [&](std::size_t s, double ts, double hs) {
+        m_rc.t0[c * k + s] = ts;
+        m_rc.h[c * k + s] = hs;
+      });
+    for (std::size_t s = 0; s < k; ++s) {
+      [&]<std::size_t... Q>(std::index_sequence<Q...>) { (recompute_stage<Q>(s, nc, Bc), ...); }(std::make_index_sequence<S>{});
+      constexpr auto& terms = ode::solution_terms<Scheme>;
+      for (std::size_t c = 0; c < nc; ++c)
+        set_coefficients(c, ode::solution_weights<T, Scheme>(m_rc.h[c * k + s]), std::make_index_sequence<terms.index.size()>{});
+      rows_stage_sum(m_rc.y.topRows(Bc), Bc, terms);
+    }
+  }
+
+  template <std::size_t Q>
+  void recompute_stage(std::size_t s, std::size_t nc, Eigen::Index Bc) {
+    const Eigen::Index N = m_p0.rows();
+    const std::size_t k = m_opt.substeps;
+    constexpr auto& terms = ode::stage_terms<Scheme, Q>;
+    const Eigen::Index r = stacked_row(s, Q, 0, nc);
+    for (std::size_t c = 0; c < nc; ++c) {
+      const double h = m_rc.h[c * k + s];
+      set_coefficients(c, ode::stage_weights<T, Scheme, Q>(h), std::make_index_sequence<terms.index.size()>{});
+      // the stage time as the stepper forms it: t + c_q h in double, then T (flow::evaluate)
+      m_rc.ts.segment(r + static_cast<Eigen::Index>(c) * N, N)
+          .setConstant(static_cast<T>(m_rc.t0[c * k + s] + static_cast<double>(Scheme::coefficients.c[Q]) * h));
+    }
+    auto yq = m_rc.ys.middleRows(r, Bc);
+    rows_stage_sum(yq, Bc, terms);
+    m_flow.evaluate_rows(m_rc.ts.segment(r, Bc), yq, m_rc.zs.middleRows(r, Bc), m_rc.hs.middleRows(r, Bc),
+                         m_rc.k[Q].topRows(Bc));
+  }
+
+  template <class Upstream>
+  gradients<T> backprop_impl(std::size_t L, Upstream&& upstream, gradient_info* info) {
+    extend(L);
+    m_flow.set_parameters(m_theta);
+    const Eigen::Index N = m_p0.rows(), D = m_p0.cols(), Hd = m_theta.w1.rows();
+    const std::size_t k = m_opt.substeps;
+    const std::size_t chunk = prepare_recompute(L);
+    const auto R = static_cast<Eigen::Index>(chunk * k * S * blocks());
+    matrix<T> gs(R, D), zb(R, Hd);
+    std::array<table<T>, S> ybar;
     for (auto& x : ybar) x.resize(N, D);
-    table<T> ycur(B, D), lam = table<T>::Zero(N, D);
+    table<T> kbar(N, D), lam = table<T>::Zero(N, D);
+    constexpr auto needed = ode::needed_stages<Scheme>();
 
     gradients<T> out{flow<T>::zero_like(m_theta), table<T>::Zero(N, D)};
     std::size_t nfev = 0;
     upstream(L - 1, lam);
     for (std::size_t jend = L - 1; jend > 0;) {
       const std::size_t j0 = jend > chunk ? jend - chunk : 0, nc = jend - j0;
-      const auto Bc = static_cast<Eigen::Index>(nc * Nn);
-      const auto ncI = static_cast<Eigen::Index>(nc);
-      // row of (substep s, stage q, interval c, block n) in the stacked buffers
-      auto row = [&](std::size_t s, std::size_t q, std::size_t c) {
-        return static_cast<Eigen::Index>(((s * S + q) * nc + c) * Nn);
-      };
       // 1. recompute the stages of intervals j0 .. jend-1 from their checkpoints, all at once
-      for (std::size_t c = 0; c < nc; ++c)
-        ycur.middleRows(static_cast<Eigen::Index>(c * Nn), N) = checkpoint(j0 + c);
-      auto yb = ycur.topRows(Bc);
-      for (std::size_t s = 0; s < k; ++s) {
-        for (std::size_t c = 0; c < nc; ++c) {
-          const auto [tsub, hsub] = ode::detail::substep(time(j0 + c), time(j0 + c + 1), k, s);
-          steps[c * k + s] = hsub;
-          hrow.segment(static_cast<Eigen::Index>(c * Nn), N).setConstant(static_cast<T>(hsub));
-          trow.segment(static_cast<Eigen::Index>(c * Nn), N).setConstant(static_cast<T>(tsub));
-        }
-        const auto hb = hrow.head(Bc);
-        for (std::size_t q = 0; q < S; ++q) {
-          const Eigen::Index r = row(s, q, 0);
-          auto yq = ys.middleRows(r, Bc);
-          yq = yb;
-          for (std::size_t m = 0; m < q; ++m)
-            if (a_(q, m) != T(0)) yq.noalias() += (a_(q, m) * hb).asDiagonal() * kk[m].topRows(Bc);
-          ts.segment(r, Bc) = trow.head(Bc) + static_cast<T>(c_(q)) * hb;
-          m_flow.evaluate_rows(ts.segment(r, Bc), yq, zs.middleRows(r, Bc), hs.middleRows(r, Bc), kk[q].topRows(Bc));
-          nfev += nc;
-        }
-        for (std::size_t q = 0; q < S; ++q)
-          if (b_(q) != T(0)) yb.noalias() += (b_(q) * hb).asDiagonal() * kk[q].topRows(Bc);
-      }
-      (void)ncI;
-      // 2. reverse through the stages, interval by interval, stacking the cotangents
+      recompute(j0, nc);
+      nfev += nc * k * S;
+      // 2. reverse through the steps (ode::reverse_step), interval by interval, stacking the
+      //    stage cotangents for the weight gradient
       for (std::size_t c = nc; c-- > 0;) {
         for (std::size_t s = k; s-- > 0;) {
-          const T hv = static_cast<T>(steps[c * k + s]);
-          for (std::size_t q = S; q-- > 0;) {
-            const Eigen::Index r = row(s, q, c);
-            auto g = gs.middleRows(r, N);
-            g = (hv * b_(q)) * lam;
-            for (std::size_t m = q + 1; m < S; ++m)
-              if (a_(m, q) != T(0)) g += (hv * a_(m, q)) * ybar[m];
-            m_flow.pullback(g, zs.middleRows(r, N), zb.middleRows(r, N), ybar[q]);
-          }
-          for (std::size_t q = 0; q < S; ++q) lam += ybar[q];
+          for (std::size_t q = 0; q < S; ++q)
+            if (!needed[q]) {  // a stage that does not reach y_new contributes nothing
+              gs.middleRows(stacked_row(s, q, c, nc), N).setZero();
+              zb.middleRows(stacked_row(s, q, c, nc), N).setZero();
+            }
+          ode::reverse_step<Scheme, eigen_backend>(lam, m_rc.h[c * k + s], ybar, kbar,
+                                                   [&](std::size_t q, const table<T>& kb, table<T>& Yb) {
+                                                     const Eigen::Index r = stacked_row(s, q, c, nc);
+                                                     gs.middleRows(r, N) = kb;
+                                                     m_flow.pullback(kb, m_rc.zs.middleRows(r, N), zb.middleRows(r, N), Yb);
+                                                   });
         }
         upstream(j0 + c, lam);
       }
-      // 3. weight gradients of the whole chunk: two matrix products
-      const auto used = static_cast<Eigen::Index>(nc * rows_per_interval);
-      m_flow.accumulate(gs.topRows(used), hs.topRows(used), zb.topRows(used), ys.topRows(used), ts.head(used), out.flow);
+      // 3. weight gradients of the whole chunk: two matrix products (the flow's batched VJP)
+      const auto used = static_cast<Eigen::Index>(nc * k * S * blocks());
+      m_flow.accumulate(gs.topRows(used), m_rc.hs.topRows(used), zb.topRows(used), m_rc.ys.topRows(used),
+                        m_rc.ts.head(used), out.flow);
       jend = j0;
     }
     out.p0 = lam;
@@ -382,52 +508,25 @@ class encoder {
   gradients<T> adjoint_impl(std::size_t L, std::size_t substeps, Upstream&& upstream, gradient_info* info) {
     extend(L);
     m_flow.set_parameters(m_theta);
-    const Eigen::Index N = m_p0.rows(), D = m_p0.cols();
     const std::size_t k = substeps == 0 ? m_opt.substeps : substeps;
-    std::array<table<T>, S> ky, ka;
-    for (auto& x : ky) x.resize(N, D);
-    for (auto& x : ka) x.resize(N, D);
-    table<T> y(N, D), a = table<T>::Zero(N, D), ys(N, D), as(N, D), jta(N, D);
-    gradients<T> out{flow<T>::zero_like(m_theta), table<T>::Zero(N, D)};
-    std::size_t nfev = 0;
-    upstream(L - 1, a);
-    for (std::size_t j = L - 1; j-- > 0;) {
-      y = checkpoint(j + 1);  // restart p from the forward checkpoint (torchdiffeq does the same)
-      for (std::size_t s = 0; s < k; ++s) {
-        const auto [tsub, hsub] = ode::detail::substep(time(j + 1), time(j), k, s);  // backwards: hsub < 0
-        const T hv = static_cast<T>(hsub);
-        for (std::size_t q = 0; q < S; ++q) {
-          ys = y;
-          as = a;
-          for (std::size_t m = 0; m < q; ++m)
-            if (a_(q, m) != T(0)) {
-              ys += (hv * a_(q, m)) * ky[m];
-              as += (hv * a_(q, m)) * ka[m];
-            }
-          const double tq = tsub + c_(q) * hsub;
-          m_flow(tq, ys, ky[q]);
-          // dg/dt = -a^T dh/dtheta: the step adds hv * b_q * (-(dh/dtheta)^T a_q)
-          m_flow.vjp(tq, ys, as, jta, out.flow, -hv * b_(q));
-          ka[q] = -jta;
-          nfev += 2;
-        }
-        for (std::size_t q = 0; q < S; ++q)
-          if (b_(q) != T(0)) {
-            y += (hv * b_(q)) * ky[q];
-            a += (hv * b_(q)) * ka[q];
-          }
-      }
-      upstream(j, a);
-    }
-    out.p0 = a;
-    if (info) *info = gradient_info{L, nfev, static_cast<std::size_t>(N)};
+    std::vector<double> times(L);
+    for (std::size_t i = 0; i < L; ++i) times[i] = time(i);
+    gradients<T> out{flow<T>::zero_like(m_theta), table<T>()};
+    // ode::adjoint from the cached table: p restarts from p(t_i) at every segment (as torchdiffeq).
+    const ode::gradient_stats st = ode::adjoint(
+        Scheme{}, m_flow, std::span<const double>(times), ode::fixed_steps{k},
+        [&](std::size_t i, table<T>& y) { y = checkpoint(i); },
+        [&](std::size_t i, table<T>& a) { upstream(i, a); }, out.p0, out.flow);
+    if (info) *info = gradient_info{L, st.rhs_evaluations + st.vjp_evaluations, static_cast<std::size_t>(m_p0.rows())};
     return out;
   }
 
   mlp<T> m_theta;
   table<T> m_p0;
   options m_opt;
+  ode::grid m_grid;
   flow<T> m_flow;
+  recompute_buffers m_rc;
   ode::explicit_rk<Scheme, table<T>> m_stepper;
   table<T> m_y;
   matrix<T> m_traj;

@@ -1,30 +1,27 @@
 // SPDX-License-Identifier: MIT
 // FLOATER's dynamics h(t, p; theta) = W2 [sigma(W1 [p; t] + b1); t] + b2 (Liu et al., ICML 2020,
-// eq. 8; the reference code's `flow_func_linear`), its parameters, initialisers, and the
-// right-hand side `posenc::floater::flow<T>` that runs a batch of N states (N x d, one row per
-// block) through it with one matrix-matrix product per layer. The time column of each
-// nn.Linear weight is kept apart from the state columns and applied as a rank-1 add
-// (c = b + t * w_t), so no [p; t] concatenation is ever built.
+// eq. 8; the reference code's `flow_func_linear`), its parameters, and the right-hand side
+// `posenc::floater::flow<T>` that runs a batch of N states (N x d, one row per block) through it
+// with one matrix-matrix product per layer. The time column of each nn.Linear weight is kept
+// apart from the state columns and applied as a rank-1 add after the bias (z = y W^T + b + t w_t,
+// in that order for every evaluation), so no [p; t] concatenation is ever built. The parameters
+// are an ODE state (posenc::state_traits<mlp<T>>), so the continuous adjoint integrates
+// dL/dtheta in the mlp's own layout. Initialisers: posenc/floater/init.hpp.
 #pragma once
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <atomic>
-#include <chrono>
+#include <array>
 #include <cmath>
 #include <cstddef>
-#include <cstdint>
-#include <memory>
-#include <random>
-#include <string>
 #include <string_view>
-#include <thread>
-#include <type_traits>
 #include <utility>
-#include <vector>
 
+#include <posenc/core/backend.hpp>
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
+#include <posenc/core/state_traits.hpp>
+#include <posenc/core/thread_pool.hpp>
 #include <posenc/encoding/table.hpp>
 
 namespace posenc::floater {
@@ -241,185 +238,6 @@ void unflatten(const vector<T>& v, mlp<T>& m) {
   get(m.b2);
 }
 
-// ---- initialisation ------------------------------------------------------------------------------
-
-/// The reference initialisation of h: nn.init.xavier_normal_ on each nn.Linear weight (the time
-/// column included: fan_in = in + 1, std = gain sqrt(2 / (fan_in + fan_out))) and zero biases.
-template <class T>
-void init_xavier_normal(mlp<T>& m, std::mt19937_64& rng, double gain = 1.0) {
-  auto fill = [&](matrix<T>& w, vector<T>& wt, bool has_t) {
-    const double fan_in = static_cast<double>(w.cols() + (has_t ? 1 : 0)), fan_out = static_cast<double>(w.rows());
-    std::normal_distribution<double> nd(0.0, gain * std::sqrt(2.0 / (fan_in + fan_out)));
-    for (Eigen::Index i = 0; i < w.rows(); ++i) {
-      for (Eigen::Index j = 0; j < w.cols(); ++j) w(i, j) = static_cast<T>(nd(rng));
-      wt[i] = has_t ? static_cast<T>(nd(rng)) : T(0);
-    }
-  };
-  fill(m.w1, m.w1_t, m.time1);
-  fill(m.w2, m.w2_t, m.time2);
-  m.b1.setZero();
-  m.b2.setZero();
-}
-
-/// Small-scale initialisation (paper section 4.4): Xavier-normal scaled by `scale`, zero biases,
-/// so that h starts near 0 and the encoder near its base (bias form) or near p(0).
-template <class T>
-void init_small(mlp<T>& m, std::mt19937_64& rng, double scale = 1e-2) {
-  init_xavier_normal(m, rng, scale);
-}
-
-/// nn.init.xavier_uniform_ of a tensor of shape `shape` (PyTorch's fan rule: fan_in = shape[1] *
-/// receptive, fan_out = shape[0] * receptive, receptive = product of shape[2:]), returned as rows
-/// of the last dimension: prod(shape[:-1]) rows x shape[-1] columns. For the reference bank
-/// [3, n_layers, d] row g * n_layers + l is (q/k/v = g, layer l).
-template <class T>
-[[nodiscard]] table<T> xavier_uniform(const std::vector<std::size_t>& shape, std::mt19937_64& rng, double gain = 1.0) {
-  constexpr std::string_view where = "floater::xavier_uniform";
-  posenc::detail::require<shape_error>(shape.size() >= 2, where, "expected a shape with at least 2 dimensions, got ",
-                                       shape.size());
-  for (std::size_t s : shape) posenc::detail::require<shape_error>(s >= 1, where, "shape: expected extents >= 1");
-  std::size_t rows = 1, receptive = 1;
-  for (std::size_t i = 0; i + 1 < shape.size(); ++i) rows = checked::mul(rows, shape[i], where, "shape: rows = prod(shape[:-1])");
-  for (std::size_t i = 2; i < shape.size(); ++i)
-    receptive = checked::mul(receptive, shape[i], where, "shape: receptive field = prod(shape[2:])");
-  const double fan_in = static_cast<double>(shape[1]) * static_cast<double>(receptive),
-               fan_out = static_cast<double>(shape[0]) * static_cast<double>(receptive);
-  const double a = gain * std::sqrt(6.0 / (fan_in + fan_out));
-  std::uniform_real_distribution<double> ud(-a, a);
-  auto p = posenc::detail::allocate_table<T>(rows, shape.back(), where, "shape: rows = prod(shape[:-1])", "shape[-1]");
-  for (Eigen::Index i = 0; i < p.rows(); ++i)
-    for (Eigen::Index j = 0; j < p.cols(); ++j) p(i, j) = static_cast<T>(ud(rng));
-  return p;
-}
-
-// ---- a tiny persistent worker pool --------------------------------------------------------------
-
-namespace detail {
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-/// threads - 1 persistent workers plus the calling thread. run(f) calls f(part, parts) exactly
-/// once for every part in [0, parts) and returns when all are done. Part p is meant for thread p
-/// (so each thread keeps touching the same rows of the weights: they stay in its cache), but a
-/// part not yet started is taken over by whichever thread is free: on a loaded machine a
-/// descheduled worker never holds the caller up, the caller then simply does the work itself.
-/// Workers spin briefly between jobs (the encoder posts two per stage), then sleep on an atomic wait.
-class worker_pool {
- public:
-  explicit worker_pool(std::size_t threads)
-      : m_parts(std::max<std::size_t>(threads, 1)), m_claim(std::make_unique<std::atomic<std::uint64_t>[]>(m_parts)) {
-    for (std::size_t i = 0; i < m_parts; ++i) m_claim[i].store(0);
-    for (std::size_t i = 1; i < m_parts; ++i) m_workers.emplace_back([this, i] { loop(i); });
-  }
-  worker_pool(const worker_pool&) = delete;
-  worker_pool& operator=(const worker_pool&) = delete;
-  ~worker_pool() {
-    m_stop.store(true);
-    m_gen.fetch_add(1);
-    m_gen.notify_all();
-    for (auto& w : m_workers) w.join();
-  }
-  [[nodiscard]] std::size_t size() const noexcept { return m_parts; }
-
-  template <class F>
-  void run(F& f) {
-    if (m_parts == 1) {
-      f(std::size_t{0}, std::size_t{1});
-      return;
-    }
-    m_ctx = &f;
-    m_fn = [](void* c, std::size_t p, std::size_t n) { (*static_cast<F*>(c))(p, n); };
-    m_done.store(0, std::memory_order_relaxed);
-    const std::uint64_t g = ++m_job;
-    m_gen.store(g);  // publishes m_ctx, m_fn (seq_cst store: release)
-    if (m_sleepers.load() > 0) m_gen.notify_all();
-    for (std::size_t p = 0; p < m_parts; ++p) try_run(p, g);
-    std::uint32_t spins = 0;
-    while (m_done.load(std::memory_order_acquire) != m_parts) {
-      if (++spins < 2048) cpu_relax();
-      else std::this_thread::yield();
-    }
-  }
-
- private:
-  bool try_run(std::size_t p, std::uint64_t g) {
-    std::uint64_t old = m_claim[p].load(std::memory_order_acquire);
-    if (old >= g || !m_claim[p].compare_exchange_strong(old, g)) return false;
-    m_fn(m_ctx, p, m_parts);
-    m_done.fetch_add(1, std::memory_order_acq_rel);
-    return true;
-  }
-
-  void loop(std::size_t id) {
-    std::uint64_t seen = 0;
-    for (;;) {
-      std::uint64_t g = m_gen.load(std::memory_order_acquire);
-      if (g == seen) {
-        const auto t0 = std::chrono::steady_clock::now();
-        std::uint32_t spins = 0;
-        while ((g = m_gen.load(std::memory_order_acquire)) == seen) {
-          cpu_relax();
-          if ((++spins & 255u) == 0 && std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(200)) {
-            m_sleepers.fetch_add(1);
-            m_gen.wait(seen);
-            m_sleepers.fetch_sub(1);
-            spins = 0;
-          }
-        }
-      }
-      seen = g;
-      if (m_stop.load()) return;
-      for (std::size_t k = 0; k < m_parts; ++k) try_run((id + k) % m_parts, g);
-    }
-  }
-
-  std::size_t m_parts;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> m_claim;  // last job that claimed each part
-  std::vector<std::thread> m_workers;
-  std::atomic<std::uint64_t> m_gen{0};
-  std::uint64_t m_job = 0;
-  std::atomic<std::size_t> m_done{0};
-  std::atomic<int> m_sleepers{0};
-  std::atomic<bool> m_stop{false};
-  void* m_ctx = nullptr;
-  void (*m_fn)(void*, std::size_t, std::size_t) = nullptr;
-};
-
-/// [begin, end) of part p of n over `count` items, in chunks aligned to 16 (SIMD-friendly).
-inline std::pair<Eigen::Index, Eigen::Index> split(Eigen::Index count, std::size_t p, std::size_t n) {
-  const Eigen::Index chunks = (count + 15) / 16;
-  const auto P = static_cast<Eigen::Index>(p), N = static_cast<Eigen::Index>(n);
-  const Eigen::Index b = std::min(count, (chunks * P / N) * 16), e = std::min(count, (chunks * (P + 1) / N) * 16);
-  return {b, e};
-}
-
-/// A worker_pool that copies as "a new pool of the same size" (so objects holding one stay copyable).
-class pool_handle {
- public:
-  explicit pool_handle(std::size_t threads = 1) { reset(threads); }
-  pool_handle(const pool_handle& o) { reset(o.size()); }
-  pool_handle& operator=(const pool_handle& o) {
-    if (this != &o) reset(o.size());
-    return *this;
-  }
-  pool_handle(pool_handle&&) noexcept = default;
-  pool_handle& operator=(pool_handle&&) noexcept = default;
-  void reset(std::size_t threads) { m_pool = threads > 1 ? std::make_unique<worker_pool>(threads) : nullptr; }
-  [[nodiscard]] std::size_t size() const noexcept { return m_pool ? m_pool->size() : 1; }
-  template <class F>
-  void run(F& f) {
-    if (m_pool) m_pool->run(f);
-    else f(std::size_t{0}, std::size_t{1});
-  }
-
- private:
-  std::unique_ptr<worker_pool> m_pool;
-};
-}  // namespace detail
-
 // ---- the right-hand side --------------------------------------------------------------------------
 
 /// h applied to a batch: dydt = h(t, y) row by row, y and dydt N x d (row n = block n). Usable as
@@ -427,18 +245,22 @@ class pool_handle {
 /// Holds a pointer to the parameters (which must outlive it) and its own work buffers; each
 /// call is two matrix products (Y W1^T and H W2^T) split across `threads` threads by output
 /// columns (rows of W1 and W2), plus rank-1 time adds and the activation.
-/// Also provides vjp(...) for the generic gradient drivers (posenc/ode/gradient.hpp).
+/// Also provides vjp(...) for the generic gradient drivers (posenc/ode/gradient.hpp): the
+/// pullback through h and the weight-gradient accumulation, threaded like the evaluation.
+/// Thread safety: one flow per thread (every call writes the work buffers).
 template <class T>
 class flow {
  public:
   using value_type = T;
   using state_type = table<T>;
 
-  explicit flow(const mlp<T>& theta, std::size_t threads = 1) : m_theta(&theta), m_pool(threads) {}
+  /// threads: 0 = all hardware threads, n >= 1 = n (posenc/core/thread_pool.hpp).
+  explicit flow(const mlp<T>& theta, std::size_t threads = 1)
+      : m_theta(&theta), m_pool(resolve_threads(threads, "floater::flow")) {}
 
   [[nodiscard]] const mlp<T>& parameters() const noexcept { return *m_theta; }
   void set_parameters(const mlp<T>& theta) noexcept { m_theta = &theta; }
-  void set_threads(std::size_t threads) { m_pool.reset(threads); }
+  void set_threads(std::size_t threads) { m_pool.reset(resolve_threads(threads, "floater::flow::set_threads")); }
   [[nodiscard]] std::size_t threads() const noexcept { return m_pool.size(); }
 
   /// dydt = h(t, y). y: N x d (dydt is resized if needed).
@@ -450,55 +272,37 @@ class flow {
 
   using cref = Eigen::Ref<const matrix<T>>;
   using ref = Eigen::Ref<matrix<T>>;
+  using vref = Eigen::Ref<const vector<T>>;
 
   /// out = h(t, y) keeping the pre-activations z = y W1^T + b1 + t w1_t and h = sigma(z)
-  /// (all N rows; z, h: N x hidden; out: N x d). Threaded over output columns.
+  /// (all N rows; z, h: N x hidden; out: N x d). The same arithmetic as evaluate_rows with every
+  /// row's time equal to T(t), so the two agree bit for bit on equal rows.
   void evaluate(double t, cref y, ref z, ref h, ref out) {
-    const mlp<T>& th = *m_theta;
-    const T tt = static_cast<T>(t);
-    auto job1 = [&](std::size_t p, std::size_t n) {
-      const auto [b, e] = detail::split(th.w1.rows(), p, n);
-      if (e <= b) return;
-      auto zb = z.middleCols(b, e - b);
-      zb.noalias() = y * th.w1.middleRows(b, e - b).transpose();
-      if (th.time1) zb.rowwise() += (th.b1.segment(b, e - b) + tt * th.w1_t.segment(b, e - b)).transpose();
-      else zb.rowwise() += th.b1.segment(b, e - b).transpose();
-      auto hb = h.middleCols(b, e - b);
-      detail::activate(th.act, zb, hb);
-    };
-    m_pool.run(job1);
-    auto job2 = [&](std::size_t p, std::size_t n) {
-      const auto [b, e] = detail::split(th.w2.rows(), p, n);
-      if (e <= b) return;
-      auto ob = out.middleCols(b, e - b);
-      ob.noalias() = h * th.w2.middleRows(b, e - b).transpose();
-      if (th.time2) ob.rowwise() += (th.b2.segment(b, e - b) + tt * th.w2_t.segment(b, e - b)).transpose();
-      else ob.rowwise() += th.b2.segment(b, e - b).transpose();
-    };
-    m_pool.run(job2);
+    if (m_t.size() != y.rows()) m_t.resize(y.rows());
+    m_t.setConstant(static_cast<T>(t));
+    evaluate_rows(m_t, y, z, h, out);
   }
 
-  /// As evaluate, with one time per row (rows of different intervals evaluated as one batch).
-  void evaluate_rows(const Eigen::Ref<const vector<T>>& t, cref y, ref z, ref h, ref out) {
+  /// As evaluate, with one time per row (rows of different intervals evaluated as one batch):
+  /// z = (y W1^T + b1) + t w1_t^T, out = (h W2^T + b2) + t w2_t^T. Threaded over output columns.
+  void evaluate_rows(const vref& t, cref y, ref z, ref h, ref out) {
     const mlp<T>& th = *m_theta;
     auto job1 = [&](std::size_t p, std::size_t n) {
-      const auto [b, e] = detail::split(th.w1.rows(), p, n);
+      const auto [b, e] = split_range(th.w1.rows(), p, n);
       if (e <= b) return;
       auto zb = z.middleCols(b, e - b);
       zb.noalias() = y * th.w1.middleRows(b, e - b).transpose();
-      zb.rowwise() += th.b1.segment(b, e - b).transpose();
-      if (th.time1) zb.noalias() += t * th.w1_t.segment(b, e - b).transpose();
+      add_bias_time(zb, th.b1.segment(b, e - b), th.time1, t, th.w1_t.segment(b, e - b));
       auto hb = h.middleCols(b, e - b);
       detail::activate(th.act, zb, hb);
     };
     m_pool.run(job1);
     auto job2 = [&](std::size_t p, std::size_t n) {
-      const auto [b, e] = detail::split(th.w2.rows(), p, n);
+      const auto [b, e] = split_range(th.w2.rows(), p, n);
       if (e <= b) return;
       auto ob = out.middleCols(b, e - b);
       ob.noalias() = h * th.w2.middleRows(b, e - b).transpose();
-      ob.rowwise() += th.b2.segment(b, e - b).transpose();
-      if (th.time2) ob.noalias() += t * th.w2_t.segment(b, e - b).transpose();
+      add_bias_time(ob, th.b2.segment(b, e - b), th.time2, t, th.w2_t.segment(b, e - b));
     };
     m_pool.run(job2);
   }
@@ -508,7 +312,7 @@ class flow {
   void pullback(cref g, cref z, ref zbar, ref ybar) {
     const mlp<T>& th = *m_theta;
     auto job1 = [&](std::size_t p, std::size_t n) {
-      const auto [b, e] = detail::split(th.w1.rows(), p, n);
+      const auto [b, e] = split_range(th.w1.rows(), p, n);
       if (e <= b) return;
       auto zb = zbar.middleCols(b, e - b);
       zb.noalias() = g * th.w2.middleCols(b, e - b);
@@ -516,7 +320,7 @@ class flow {
     };
     m_pool.run(job1);
     auto job2 = [&](std::size_t p, std::size_t n) {
-      const auto [b, e] = detail::split(th.w1.cols(), p, n);
+      const auto [b, e] = split_range(th.w1.cols(), p, n);
       if (e <= b) return;
       ybar.middleCols(b, e - b).noalias() = zbar * th.w1.middleCols(b, e - b);
     };
@@ -528,11 +332,11 @@ class flow {
   /// activations, zbar (R x hidden), y (R x d) the stage inputs and t (R) each row's time,
   ///   dW2 += g^T h, db2 += sum g, dw2_t += g^T t, dW1 += zbar^T y, db1 += sum zbar, dw1_t += zbar^T t.
   /// Two matrix-matrix products in total, threaded over the rows of dW1 and dW2.
-  void accumulate(cref g, cref h, cref zbar, cref y, const Eigen::Ref<const vector<T>>& t, mlp<T>& grad) {
+  void accumulate(cref g, cref h, cref zbar, cref y, const vref& t, mlp<T>& grad) {
     const mlp<T>& th = *m_theta;
     auto job = [&](std::size_t p, std::size_t n) {
       {
-        const auto [b, e] = detail::split(th.w2.rows(), p, n);
+        const auto [b, e] = split_range(th.w2.rows(), p, n);
         if (e > b) {
           grad.w2.middleRows(b, e - b).noalias() += g.middleCols(b, e - b).transpose() * h;
           grad.b2.segment(b, e - b) += g.middleCols(b, e - b).colwise().sum().transpose();
@@ -540,7 +344,7 @@ class flow {
         }
       }
       {
-        const auto [b, e] = detail::split(th.w1.rows(), p, n);
+        const auto [b, e] = split_range(th.w1.rows(), p, n);
         if (e > b) {
           grad.w1.middleRows(b, e - b).noalias() += zbar.middleCols(b, e - b).transpose() * y;
           grad.b1.segment(b, e - b) += zbar.middleCols(b, e - b).colwise().sum().transpose();
@@ -551,38 +355,26 @@ class flow {
     m_pool.run(job);
   }
 
-  /// Vector-Jacobian products at (t, y) with cotangent a (N x d):
-  ///   a_dfdy = (dh/dy)^T a   (overwritten),   g_theta += (dh/dtheta)^T a   (flattened as flatten()).
+  /// Vector-Jacobian products at (t, y) with cotangent a (N x d): a_dfdy = (dh/dy)^T a
+  /// (overwritten), g += (dh/dtheta)^T a (accumulated in the mlp layout). This is
+  /// evaluate + pullback + accumulate: the same threaded products as the batched gradient.
+  void vjp(double t, const table<T>& y, const table<T>& a, table<T>& a_dfdy, mlp<T>& g) {
+    ensure(y.rows());
+    if (m_out.rows() != y.rows() || m_out.cols() != y.cols()) m_out.resize(y.rows(), y.cols());
+    evaluate(t, y, m_z, m_h, m_out);  // m_t = t on every row
+    if (a_dfdy.rows() != y.rows() || a_dfdy.cols() != y.cols()) a_dfdy.resize(y.rows(), y.cols());
+    pullback(a, m_z, m_g, a_dfdy);
+    accumulate(a, m_h, m_g, y, m_t, g);
+  }
+
+  /// The same with g_theta flattened as flatten() (the `Param` of generic code that wants a vector).
   void vjp(double t, const table<T>& y, const table<T>& a, table<T>& a_dfdy, vector<T>& g_theta) {
     mlp<T> g = zero_like(*m_theta);
-    vjp(t, y, a, a_dfdy, g, T(1));
+    vjp(t, y, a, a_dfdy, g);
     vector<T> gf = flatten(g);
     posenc::detail::require<shape_error>(g_theta.size() == gf.size(), "floater::flow::vjp", "expected g_theta of size ",
                                          gf.size(), ", got ", g_theta.size());
     g_theta += gf;
-  }
-
-  /// Same, accumulating w * (dh/dtheta)^T a into a structured gradient.
-  void vjp(double t, const table<T>& y, const table<T>& a, table<T>& a_dfdy, mlp<T>& g, T w) {
-    const mlp<T>& th = *m_theta;
-    ensure(y.rows());
-    const T tt = static_cast<T>(t);
-    m_z.noalias() = y * th.w1.transpose();
-    m_z.rowwise() += (th.b1 + (th.time1 ? tt : T(0)) * th.w1_t).transpose();
-    detail::activate(th.act, m_z, m_h);
-    // layer 2: out = H W2^T + c2
-    g.w2.noalias() += w * (a.transpose() * m_h);
-    const vector<T> sa = a.colwise().sum().transpose();
-    g.b2 += w * sa;
-    if (th.time2) g.w2_t += (w * tt) * sa;
-    m_g.noalias() = a * th.w2;  // dL/dH
-    detail::multiply_derivative(th.act, m_z, m_g);
-    g.w1.noalias() += w * (m_g.transpose() * y);
-    const vector<T> sz = m_g.colwise().sum().transpose();
-    g.b1 += w * sz;
-    if (th.time1) g.w1_t += (w * tt) * sz;
-    a_dfdy.resize(y.rows(), y.cols());
-    a_dfdy.noalias() = m_g * th.w1;
   }
 
   [[nodiscard]] static mlp<T> zero_like(const mlp<T>& m) {
@@ -592,6 +384,16 @@ class flow {
   }
 
  private:
+  /// x(i, j) = (x(i, j) + b(j)) + t(i) w(j): the one order of the bias and time terms, one pass per row.
+  template <class X, class B, class W>
+  static void add_bias_time(X& x, const B& b, bool with_time, const vref& t, const W& w) {
+    if (!with_time) {
+      x.rowwise() += b.transpose();
+      return;
+    }
+    for (Eigen::Index i = 0; i < x.rows(); ++i) x.row(i) = (x.row(i) + b.transpose()) + t[i] * w.transpose();
+  }
+
   void ensure(Eigen::Index rows) {
     const Eigen::Index hd = m_theta->w1.rows();
     if (m_z.rows() != rows || m_z.cols() != hd) {
@@ -602,8 +404,82 @@ class flow {
   }
 
   const mlp<T>* m_theta;
-  detail::pool_handle m_pool;
+  pool_handle m_pool;
   matrix<T> m_z, m_h, m_g;
+  table<T> m_out;
+  vector<T> m_t;
 };
 
+namespace detail {
+/// The backend of mlp<T> as an ODE state: every operation member by member (Eigen, one pass each).
+struct mlp_backend {
+  template <class M, class F>
+  static void each(M& m, F&& f) {
+    f(m.w1); f(m.w1_t); f(m.b1); f(m.w2); f(m.w2_t); f(m.b2);
+  }
+  template <class T, class C, std::size_t N>
+  static void linear_combination(mlp<T>& out, const std::array<C, N>& c, const std::array<const mlp<T>*, N>& x) {
+    auto one = [&](auto member) {
+      auto& o = out.*member;
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        o.array() = ((static_cast<T>(c[J]) * ((*x[J]).*member).array()) + ...);
+      }(std::make_index_sequence<N>{});
+    };
+    one(&mlp<T>::w1); one(&mlp<T>::w1_t); one(&mlp<T>::b1); one(&mlp<T>::w2); one(&mlp<T>::w2_t); one(&mlp<T>::b2);
+  }
+  template <class T, class V>
+  static void fill(mlp<T>& out, V v) {
+    each(out, [&](auto& x) { x.setConstant(static_cast<T>(v)); });
+  }
+  template <class T>
+  static T norm_inf(const mlp<T>& m) {
+    T r = 0;
+    each(m, [&](const auto& x) {
+      if (x.size() > 0) r = posenc::detail::nan_propagating_max(r, x.array().abs().template maxCoeff<Eigen::PropagateNaN>());
+    });
+    return r;
+  }
+  template <class T, class V>
+  static V scaled_rms(const mlp<T>& e, const mlp<T>& y0, const mlp<T>& y1, V atol, V rtol) {
+    double sum = 0;
+    std::size_t n = 0;
+    auto part = [&](auto member) {
+      const auto& ee = e.*member;
+      const auto s = static_cast<T>(atol) + static_cast<T>(rtol) * (y0.*member).array().abs().max((y1.*member).array().abs());
+      sum += static_cast<double>((ee.array() / s).square().sum());
+      n += static_cast<std::size_t>(ee.size());
+    };
+    part(&mlp<T>::w1); part(&mlp<T>::w1_t); part(&mlp<T>::b1); part(&mlp<T>::w2); part(&mlp<T>::w2_t); part(&mlp<T>::b2);
+    return n == 0 ? V(0) : static_cast<V>(std::sqrt(sum / static_cast<double>(n)));
+  }
+  template <class T>
+  static bool all_finite(const mlp<T>& m) {
+    bool ok = true;
+    each(m, [&](const auto& x) { ok = ok && x.allFinite(); });
+    return ok;
+  }
+};
+}  // namespace detail
+
 }  // namespace posenc::floater
+
+namespace posenc {
+/// FLOATER's parameters are an ODE state (the adjoint integrates dL/dtheta in this layout).
+template <class T>
+struct state_traits<floater::mlp<T>> {
+  using value_type = T;
+  using evaluated_type = floater::mlp<T>;
+  using default_backend = floater::detail::mlp_backend;
+  static std::size_t size(const floater::mlp<T>& m) noexcept {
+    return static_cast<std::size_t>(m.w1.size() + m.w1_t.size() + m.b1.size() + m.w2.size() + m.w2_t.size() + m.b2.size());
+  }
+  static void resize_like(floater::mlp<T>& y, const floater::mlp<T>& x) {
+    if (!same_shape(y, x)) y = floater::flow<T>::zero_like(x);
+  }
+  static bool same_shape(const floater::mlp<T>& a, const floater::mlp<T>& b) noexcept {
+    return a.w1.rows() == b.w1.rows() && a.w1.cols() == b.w1.cols() && a.w2.rows() == b.w2.rows() &&
+           a.w1_t.size() == b.w1_t.size() && a.b1.size() == b.b1.size() && a.w2_t.size() == b.w2_t.size() &&
+           a.b2.size() == b.b2.size();
+  }
+};
+}  // namespace posenc

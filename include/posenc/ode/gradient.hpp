@@ -64,6 +64,21 @@ struct gradient_stats {
   std::size_t stored_states = 0;    // peak number of full states held (checkpoints + segment)
 };
 
+/// Which stages influence y_new: b_i != 0, or a later needed stage uses them. (The last stage
+/// of an FSAL scheme does not: it only seeds the next step.)
+template <ExplicitScheme Scheme>
+[[nodiscard]] constexpr std::array<bool, stages_v<Scheme>> needed_stages() {
+  constexpr auto& tab = Scheme::coefficients;
+  constexpr std::size_t s = tab.stages;
+  std::array<bool, s> need{};
+  for (std::size_t i = s; i-- > 0;) {
+    bool n = tab.b[i] != 0;
+    for (std::size_t j = i + 1; j < s && !n; ++j) n = need[j] && tab.a[j][i] != 0;
+    need[i] = n;
+  }
+  return need;
+}
+
 namespace detail {
 
 template <class State>
@@ -78,41 +93,104 @@ void validate_upstream(std::span<const State> dL_dy, const State& y0, std::size_
   }
 }
 
-/// One forward step of the scheme, storing every stage input Y_i (needed by the reverse step).
-template <ExplicitScheme Scheme, class Backend, class F, class State, class T>
-void step_storing_stages(F& f, T t, const State& y, T h, std::vector<State>& Y, std::vector<State>& k,
-                         const std::vector<bool>& needed, std::size_t& nfev) {
-  using V = state_value_t<State>;
+/// The terms of a stage's cotangent kbar_i = h b_i ybar + sum_{m > i} h a_mi Ybar_m (needed m
+/// only): source -1 is ybar, m >= 0 is Ybar_m.
+template <ExplicitScheme Scheme, std::size_t I>
+constexpr auto cotangent_terms() {
   constexpr auto& tab = Scheme::coefficients;
   constexpr std::size_t s = tab.stages;
-  for (std::size_t i = 0; i < s; ++i) {
-    if (!needed[i]) continue;
-    Backend::linear_combination(Y[i], std::array<V, 1>{V(1)}, std::array<const State*, 1>{&y});
-    for (std::size_t j = 0; j < i; ++j)
-      if (tab.a[i][j] != 0)
-        Backend::linear_combination(Y[i], std::array<V, 2>{V(1), static_cast<V>(h * static_cast<T>(tab.a[i][j]))},
-                                    std::array<const State*, 2>{&Y[i], &k[j]});
-    call_rhs(f, t + static_cast<T>(tab.c[i]) * h, Y[i], k[i]);
-    ++nfev;
+  constexpr auto need = needed_stages<Scheme>();
+  constexpr std::size_t n = [&] {
+    std::size_t c = tab.b[I] != 0 ? 1 : 0;
+    for (std::size_t m = I + 1; m < s; ++m) c += (need[m] && tab.a[m][I] != 0) ? 1 : 0;
+    return c;
+  }();
+  struct terms_t {
+    std::array<std::ptrdiff_t, n> source{};
+    std::array<long double, n> coefficient{};
+  } r;
+  std::size_t c = 0;
+  if (tab.b[I] != 0) {
+    r.source[c] = -1;
+    r.coefficient[c++] = tab.b[I];
   }
+  for (std::size_t m = I + 1; m < s; ++m)
+    if (need[m] && tab.a[m][I] != 0) {
+      r.source[c] = static_cast<std::ptrdiff_t>(m);
+      r.coefficient[c++] = tab.a[m][I];
+    }
+  return r;
 }
 
-/// Which stages influence y_new: b_i != 0, or a later needed stage uses them. (The last stage
-/// of an FSAL scheme does not: it only seeds the next step.)
-template <ExplicitScheme Scheme>
-std::vector<bool> needed_stages() {
-  constexpr auto& tab = Scheme::coefficients;
-  constexpr std::size_t s = tab.stages;
-  std::vector<bool> need(s, false);
-  for (std::size_t i = s; i-- > 0;) {
-    bool n = tab.b[i] != 0;
-    for (std::size_t j = i + 1; j < s && !n; ++j) n = need[j] && tab.a[j][i] != 0;
-    need[i] = n;
-  }
-  return need;
+template <class Backend, class State, class Time, class Terms, class YB, std::size_t... M>
+void cotangent_sum(State& kbar, const State& ybar, const YB& Ybar, Time h, const Terms& terms, std::index_sequence<M...>) {
+  using V = state_value_t<State>;
+  Backend::linear_combination(
+      kbar, std::array<V, sizeof...(M)>{static_cast<V>(h * static_cast<Time>(terms.coefficient[M]))...},
+      std::array<const State*, sizeof...(M)>{(terms.source[M] < 0 ? &ybar : &Ybar[static_cast<std::size_t>(terms.source[M])])...});
 }
 
 }  // namespace detail
+
+/// One forward step of the scheme from (t, y), storing every needed stage input Y_i and
+/// derivative k_i (the data the reverse step reads). Stage sums are those of explicit_rk
+/// (stage_input), so Y_i and k_i are bitwise the stepper's.
+template <ExplicitScheme Scheme, class Backend, class F, class State, class T, class YS, class KS>
+void step_storing_stages(F& f, T t, const State& y, T h, YS& Y, KS& k, std::size_t& nfev) {
+  constexpr auto need = needed_stages<Scheme>();
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (
+        [&] {
+          if constexpr (need[I]) {
+            stage_input<Scheme, I, Backend>(Y[I], y, h, k);
+            call_rhs(f, t + static_cast<T>(Scheme::coefficients.c[I]) * h, std::as_const(Y[I]), k[I]);
+            ++nfev;
+          }
+        }(),
+        ...);
+  }(std::make_index_sequence<stages_v<Scheme>>{});
+}
+
+/// The reverse sweep of one explicit Runge-Kutta step y_new = y + h sum b_i k_i, k_i = f(Y_i),
+/// Y_i = y + h sum_{j<i} a_ij k_j: the one reverse sweep of posenc (backprop and FLOATER's
+/// encoder use it). On entry ybar = dL/dy_new, on return ybar = dL/dy. For the needed stages
+/// i = s-1 .. 0 it forms kbar_i = h b_i ybar + sum_{m>i} h a_mi Ybar_m (one pass, into `kbar`)
+/// and calls stage_vjp(i, kbar_i, Ybar_i), which must set Ybar_i = (df/dy at stage i)^T kbar_i
+/// (and may accumulate the parameter gradient (df/dtheta)^T kbar_i); then ybar += sum_i Ybar_i.
+/// Ybar: indexable by stage, each shaped like ybar; kbar: one state shaped like ybar.
+template <ExplicitScheme Scheme, class Backend, class State, class Time, class YB, class StageVjp>
+void reverse_step(State& ybar, Time h, YB& Ybar, State& kbar, StageVjp&& stage_vjp) {
+  using V = state_value_t<State>;
+  constexpr std::size_t s = stages_v<Scheme>;
+  constexpr auto need = needed_stages<Scheme>();
+  [&]<std::size_t... R>(std::index_sequence<R...>) {
+    (
+        [&] {
+          constexpr std::size_t i = s - 1 - R;
+          if constexpr (need[i]) {
+            constexpr auto terms = detail::cotangent_terms<Scheme, i>();
+            if constexpr (terms.source.size() == 0) {
+              Backend::fill(kbar, 0);
+            } else {
+              detail::cotangent_sum<Backend>(kbar, std::as_const(ybar), std::as_const(Ybar), h, terms,
+                                             std::make_index_sequence<terms.source.size()>{});
+            }
+            stage_vjp(i, std::as_const(kbar), Ybar[i]);
+          }
+        }(),
+        ...);
+  }(std::make_index_sequence<s>{});
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    constexpr std::size_t n = ((need[I] ? 1 : 0) + ... + 0);
+    std::array<const State*, n + 1> x{};
+    std::size_t c = 0;
+    x[c++] = &ybar;
+    ((need[I] ? (void)(x[c++] = &Ybar[I]) : (void)0), ...);
+    std::array<V, n + 1> one{};
+    one.fill(V(1));
+    Backend::linear_combination(ybar, one, x);
+  }(std::make_index_sequence<s>{});
+}
 
 /// Exact gradient of the fixed-step discretisation (reverse-mode through the RK stages).
 /// On return dL_dy0 = dL/dy0 and dL_dtheta = dL/dtheta (dL_dtheta is overwritten: the caller
@@ -131,8 +209,8 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
   constexpr std::size_t s = tab.stages;
 
   validate_grid(times);
-  detail::validate_fixed(policy, where);
-  const std::size_t total_steps = detail::count_fixed_steps(policy, times, where);
+  validate_fixed_steps(policy, where);
+  const std::size_t total_steps = count_fixed_steps(policy, times, where);
   posenc::detail::require<non_finite_error>(B::all_finite(y0), where, "y0 contains NaN or Inf");
   detail::validate_upstream(dL_dy, y0, times.size(), where);
   if constexpr (StateSpace<Param>) default_backend_t<Param>::fill(dL_dtheta, 0);
@@ -146,11 +224,9 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
   std::vector<step_info> steps;
   steps.reserve(total_steps);
   for (std::size_t i = 0; i + 1 < times.size(); ++i) {
-    const std::size_t k = detail::substeps_for(policy, times[i], times[i + 1]);
-    for (std::size_t j = 0; j < k; ++j) {
-      const auto [ts, hs] = detail::substep(times[i], times[i + 1], k, j);
-      steps.push_back({ts, hs, j + 1 == k ? i + 1 : npos});
-    }
+    const std::size_t k = substeps_for(policy, times[i], times[i + 1]);
+    for_each_substep(times[i], times[i + 1], k,
+                     [&](std::size_t j, T ts, T hs) { steps.push_back({ts, hs, j + 1 == k ? i + 1 : npos}); });
   }
   const std::size_t M = steps.size();
   gradient_stats stats;
@@ -166,7 +242,6 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
   const std::size_t n_seg = (M + C - 1) / C;
 
   // Pass 1: forward, keeping the state at the start of every segment.
-  const std::vector<bool> needed = detail::needed_stages<Scheme>();
   explicit_rk<Scheme, State, B> stepper(y0);
   std::vector<State> checkpoint(n_seg);
   State y = y0;
@@ -178,15 +253,16 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
   detail::check_finite<B>(y, times.back(), where);
 
   // Workspace for the reverse sweep (allocated once).
-  std::vector<State> seg(C), Y(s), k(s), kbar(s);
-  State Ybar;
+  std::vector<State> seg(C);
+  std::array<State, s> Y{}, k{}, Ybar{};
+  State kbar;
   for (auto& x : seg) state_traits<State>::resize_like(x, y0);
   for (std::size_t i = 0; i < s; ++i) {
     state_traits<State>::resize_like(Y[i], y0);
     state_traits<State>::resize_like(k[i], y0);
-    state_traits<State>::resize_like(kbar[i], y0);
+    state_traits<State>::resize_like(Ybar[i], y0);
   }
-  state_traits<State>::resize_like(Ybar, y0);
+  state_traits<State>::resize_like(kbar, y0);
   stats.stored_states = n_seg + C;
 
   // dL_dy0 currently holds ybar = dL/dy at the end. Walk the segments backwards.
@@ -203,24 +279,12 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
     }
     for (std::size_t m = m1; m-- > m0;) {
       const T t = steps[m].t, h = steps[m].h;
-      detail::step_storing_stages<Scheme, B>(f, t, seg[m - m0], h, Y, k, needed, stats.rhs_evaluations);
-      // y_new = y + h sum_i b_i k_i:  kbar_i = h b_i ybar, ybar passes through unchanged.
-      for (std::size_t i = 0; i < s; ++i)
-        if (needed[i])
-          B::linear_combination(kbar[i], std::array<V, 1>{static_cast<V>(h * static_cast<T>(tab.b[i]))},
-                                std::array<const State*, 1>{&ybar});
-      for (std::size_t i = s; i-- > 0;) {
-        if (!needed[i]) continue;
-        // k_i = f(t + c_i h, Y_i):  Ybar_i = J_i^T kbar_i,  thetabar += (df/dtheta)^T kbar_i
-        f.vjp(t + static_cast<T>(tab.c[i]) * h, std::as_const(Y[i]), std::as_const(kbar[i]), Ybar, dL_dtheta);
+      step_storing_stages<Scheme, B>(f, t, seg[m - m0], h, Y, k, stats.rhs_evaluations);
+      // k_i = f(t + c_i h, Y_i):  Ybar_i = J_i^T kbar_i,  thetabar += (df/dtheta)^T kbar_i
+      reverse_step<Scheme, B>(ybar, h, Ybar, kbar, [&](std::size_t i, const State& kb, State& Yb) {
+        f.vjp(t + static_cast<T>(tab.c[i]) * h, std::as_const(Y[i]), kb, Yb, dL_dtheta);
         ++stats.vjp_evaluations;
-        // Y_i = y + h sum_{j<i} a_ij k_j
-        B::linear_combination(ybar, std::array<V, 2>{V(1), V(1)}, std::array<const State*, 2>{&ybar, &Ybar});
-        for (std::size_t j = 0; j < i; ++j)
-          if (tab.a[i][j] != 0 && needed[j])
-            B::linear_combination(kbar[j], std::array<V, 2>{V(1), static_cast<V>(h * static_cast<T>(tab.a[i][j]))},
-                                  std::array<const State*, 2>{&kbar[j], &Ybar});
-      }
+      });
       // The state at the start of step m is an output when the previous step ended on one.
       if (m > 0 && steps[m - 1].output_after != npos) {
         const std::size_t i_out = steps[m - 1].output_after;
@@ -340,6 +404,50 @@ struct adjoint_rhs {
 };
 }  // namespace detail
 
+/// The continuous adjoint from cached forward states (no forward integration): forward_state(i, y)
+/// writes y(t_i) into y (the values the forward pass produced, e.g. a cached table), and
+/// add_upstream(i, a) adds dL/dy(t_i) to a (validated by the caller). Backwards from t_{n-1}, each
+/// segment [t_i, t_{i-1}] is integrated with the scheme and policy; y restarts from
+/// forward_state(i - 1) and a jumps by dL/dy(t_{i-1}) at every output. dL_dtheta must be sized
+/// (its value is overwritten); on return dL_dy0 = a(t_0).
+template <ExplicitScheme Scheme, class F, StateSpace State, StateSpace Param, class Policy, class Forward,
+          class Upstream>
+  requires DifferentiableRhs<F, State, Param> && std::same_as<state_value_t<Param>, state_value_t<State>> &&
+           std::invocable<Forward&, std::size_t, State&> && std::invocable<Upstream&, std::size_t, State&>
+gradient_stats adjoint(Scheme, F& f, std::span<const time_type_for<state_value_t<State>>> times, const Policy& policy,
+                       Forward&& forward_state, Upstream&& add_upstream, State& dL_dy0, Param& dL_dtheta) {
+  using T = time_type_for<state_value_t<State>>;
+  using V = state_value_t<State>;
+  using B = default_backend_t<State>;
+  using Z = adjoint_state<State, Param>;
+  constexpr std::string_view where = "adjoint";
+  validate_grid(times);
+  posenc::detail::require<non_finite_error>(default_backend_t<Param>::all_finite(dL_dtheta), where,
+                                            "dL_dtheta must be sized (and finite) on entry");
+  const std::size_t n = times.size();
+  gradient_stats stats;
+  Z z{State{}, State{}, dL_dtheta};
+  forward_state(n - 1, z.y);
+  state_traits<State>::resize_like(z.a, z.y);
+  B::fill(z.a, 0);
+  add_upstream(n - 1, z.a);
+  default_backend_t<Param>::fill(z.g, 0);
+  detail::adjoint_rhs<F, State, Param> aug{&f, z.y, &stats.rhs_evaluations, &stats.vjp_evaluations};
+  explicit_rk<Scheme, Z> stepper(z);
+  for (std::size_t i = n - 1; i > 0; --i) {
+    const std::array<T, 2> seg{times[i], times[i - 1]};
+    const auto st = integrate(stepper, aug, z, std::span<const T>(seg), policy);
+    stats.backward_steps += st.steps;
+    // Reset y to the forward value (the backward re-integration of y drifts), add dL/dy(t_{i-1}).
+    forward_state(i - 1, z.y);
+    add_upstream(i - 1, z.a);
+  }
+  state_traits<State>::resize_like(dL_dy0, z.a);
+  B::linear_combination(dL_dy0, std::array<V, 1>{V(1)}, std::array<const State*, 1>{&z.a});
+  default_backend_t<Param>::linear_combination(dL_dtheta, std::array<V, 1>{V(1)}, std::array<const Param*, 1>{&z.g});
+  return stats;
+}
+
 /// Gradient by the continuous adjoint method, integrated backwards with the same scheme and
 /// policy as the forward pass (fixed_steps or, for embedded schemes, adaptive).
 template <ExplicitScheme Scheme, class F, StateSpace State, StateSpace Param, class Policy>
@@ -349,7 +457,6 @@ gradient_stats adjoint(Scheme, F& f, const State& y0, std::span<const time_type_
   using T = time_type_for<state_value_t<State>>;
   using V = state_value_t<State>;
   using B = default_backend_t<State>;
-  using Z = adjoint_state<State, Param>;
   constexpr std::string_view where = "adjoint";
   validate_grid(times);
   posenc::detail::require<non_finite_error>(B::all_finite(y0), where, "y0 contains NaN or Inf");
@@ -369,21 +476,15 @@ gradient_stats adjoint(Scheme, F& f, const State& y0, std::span<const time_type_
   stats.rhs_evaluations = fwd.rhs_evaluations;
   stats.stored_states = n;
 
-  Z z{ys.back(), dL_dy.back(), dL_dtheta};
-  default_backend_t<Param>::fill(z.g, 0);
-  detail::adjoint_rhs<F, State, Param> aug{&f, y0, &stats.rhs_evaluations, &stats.vjp_evaluations};
-  explicit_rk<Scheme, Z> stepper(z);
-  for (std::size_t i = n - 1; i > 0; --i) {
-    const std::array<T, 2> seg{times[i], times[i - 1]};
-    const auto st = integrate(stepper, aug, z, std::span<const T>(seg), policy);
-    stats.backward_steps += st.steps;
-    // Reset y to the forward value (the backward re-integration of y drifts), add dL/dy(t_{i-1}).
-    B::linear_combination(z.y, std::array<V, 1>{V(1)}, std::array<const State*, 1>{&ys[i - 1]});
-    B::linear_combination(z.a, std::array<V, 2>{V(1), V(1)}, std::array<const State*, 2>{&z.a, &dL_dy[i - 1]});
-  }
-  state_traits<State>::resize_like(dL_dy0, y0);
-  B::linear_combination(dL_dy0, std::array<V, 1>{V(1)}, std::array<const State*, 1>{&z.a});
-  default_backend_t<Param>::linear_combination(dL_dtheta, std::array<V, 1>{V(1)}, std::array<const Param*, 1>{&z.g});
+  const auto back = adjoint(
+      Scheme{}, f, times, policy, [&](std::size_t i, State& yi) { yi = ys[i]; },
+      [&](std::size_t i, State& a) {
+        B::linear_combination(a, std::array<V, 2>{V(1), V(1)}, std::array<const State*, 2>{&a, &dL_dy[i]});
+      },
+      dL_dy0, dL_dtheta);
+  stats.backward_steps = back.backward_steps;
+  stats.rhs_evaluations += back.rhs_evaluations;
+  stats.vjp_evaluations = back.vjp_evaluations;
   return stats;
 }
 

@@ -9,6 +9,7 @@
 //       embedded error control (PI controller, rtol/atol, first-step heuristic, min/max step,
 //       max_steps guard); values at the t_i come from the scheme's dense output.
 //
+// Grids, substeps and their validation live in posenc/ode/grid.hpp.
 // On return y holds y(t_{n-1}). Errors: grid_error (grid not strictly monotone or not finite),
 // invalid_argument (zero substeps, bad tolerances), shape_error (y does not fit the stepper),
 // non_finite_error (y0 or the solution not finite), step_budget_exceeded (max_steps, min_step
@@ -25,17 +26,10 @@
 #include <utility>
 
 #include <posenc/core/error.hpp>
+#include <posenc/ode/grid.hpp>
 #include <posenc/ode/stepper.hpp>
 
 namespace posenc::ode {
-
-/// Fixed stepping: `substeps` equal steps per grid interval (at least), or as many as make
-/// each step at most `max_step` long when max_step > 0.
-struct fixed_steps {
-  std::size_t substeps = 1;
-  double max_step = 0;
-  std::size_t max_steps = 10000000;  // steps over the whole grid before step_budget_exceeded
-};
 
 /// Adaptive stepping options (Hairer, Norsett & Wanner, Solving ODEs I, II.4).
 struct adaptive {
@@ -62,24 +56,6 @@ struct no_observer {
   constexpr void operator()(A&&...) const noexcept {}
 };
 
-/// Check a time grid: at least one point, all finite, strictly monotone. Returns +1 or -1
-/// (the direction; +1 for a single point).
-template <class T>
-int validate_grid(std::span<const T> times, std::string_view what = "times") {
-  posenc::detail::require<grid_error>(!times.empty(), what, "expected at least one time point, got none");
-  for (std::size_t i = 0; i < times.size(); ++i)
-    posenc::detail::require<grid_error>(std::isfinite(times[i]), what, "expected finite times, got ", times[i],
-                                " at index ", i);
-  if (times.size() < 2) return 1;
-  const int dir = times[1] > times[0] ? 1 : -1;
-  for (std::size_t i = 1; i < times.size(); ++i) {
-    const bool ok = dir > 0 ? times[i] > times[i - 1] : times[i] < times[i - 1];
-    posenc::detail::require<grid_error>(ok, what, "expected strictly ", dir > 0 ? "increasing" : "decreasing",
-                                " times, got t[", i - 1, "] = ", times[i - 1], " then t[", i, "] = ", times[i]);
-  }
-  return dir;
-}
-
 namespace detail {
 template <class X>
 struct is_explicit_rk : std::false_type {};
@@ -92,54 +68,6 @@ void prepare(Stepper& st, const State& y, std::string_view where) {
   if (!st.fits(y)) st.resize_like(y);
   st.reset();
   posenc::detail::require<non_finite_error>(B::all_finite(y), where, "the initial state y0 contains NaN or Inf");
-}
-
-/// Number of substeps fixed_steps takes on [t0, t1] (at most policy.max_steps: more throws
-/// step_budget_exceeded before the count is converted to an integer).
-template <class T>
-std::size_t substeps_for(const fixed_steps& policy, T t0, T t1, std::string_view where = "fixed_steps") {
-  std::size_t k = policy.substeps;
-  if (policy.max_step > 0) {
-    const double need = std::ceil(std::abs(static_cast<double>(t1 - t0)) / policy.max_step * (1 - 1e-12));
-    if (!(need <= static_cast<double>(policy.max_steps)))
-      posenc::detail::fail<step_budget_exceeded>(where, "max_step = ", policy.max_step, " needs ", need,
-                                                 " steps on [", t0, ", ", t1, "], more than max_steps = ",
-                                                 policy.max_steps);
-    k = std::max(k, static_cast<std::size_t>(std::max(1.0, need)));
-  }
-  return k;
-}
-
-/// Total steps fixed_steps takes over the grid; step_budget_exceeded (naming max_step /
-/// substeps and max_steps) when above policy.max_steps, before any step is taken or stored.
-template <class T>
-std::size_t count_fixed_steps(const fixed_steps& policy, std::span<const T> times, std::string_view where) {
-  std::size_t total = 0;
-  for (std::size_t i = 0; i + 1 < times.size(); ++i) {
-    const std::size_t k = substeps_for(policy, times[i], times[i + 1], where);
-    if (k > policy.max_steps - total)
-      posenc::detail::fail<step_budget_exceeded>(where, "substeps = ", policy.substeps, ", max_step = ", policy.max_step,
-                                                 " need more than max_steps = ", policy.max_steps,
-                                                 " steps over the grid (", times.size() - 1, " intervals)");
-    total += k;
-  }
-  return total;
-}
-
-/// Start time and size of substep s of k on [t0, t1]; the last one lands exactly on t1.
-template <class T>
-std::pair<T, T> substep(T t0, T t1, std::size_t k, std::size_t s) {
-  const T h = (t1 - t0) / static_cast<T>(k);
-  const T ts = t0 + static_cast<T>(s) * h;
-  return {ts, (s + 1 == k) ? t1 - ts : h};
-}
-
-/// Validate a fixed_steps policy.
-inline void validate_fixed(const fixed_steps& policy, std::string_view where) {
-  posenc::detail::require(policy.substeps >= 1, where, "expected substeps >= 1, got ", policy.substeps);
-  posenc::detail::require(policy.max_step >= 0 && std::isfinite(policy.max_step), where,
-                          "expected max_step >= 0 (0: unused), got ", policy.max_step);
-  posenc::detail::require(policy.max_steps >= 1, where, "expected max_steps >= 1, got ", policy.max_steps);
 }
 
 template <class B, class State, class T>
@@ -158,19 +86,16 @@ integration_stats integrate(explicit_rk<Scheme, State, Backend>& st, Rhs&& f, St
   using T = typename explicit_rk<Scheme, State, Backend>::time_type;
   constexpr std::string_view where = "integrate(fixed_steps)";
   validate_grid(times, "integrate(fixed_steps): times");
-  detail::validate_fixed(policy, where);
-  (void)detail::count_fixed_steps(policy, times, where);
+  validate_fixed_steps(policy, where);
+  (void)count_fixed_steps(policy, times, where);
   detail::prepare(st, y, where);
   st.reset_counters();
   integration_stats stats;
   obs(std::size_t{0}, times[0], std::as_const(y));
   for (std::size_t i = 0; i + 1 < times.size(); ++i) {
     const T t0 = times[i], t1 = times[i + 1];
-    const std::size_t k = detail::substeps_for(policy, t0, t1);
-    for (std::size_t s = 0; s < k; ++s) {
-      const auto [ts, hs] = detail::substep(t0, t1, k, s);
-      st.step(f, ts, y, hs);
-    }
+    const std::size_t k = substeps_for(policy, t0, t1);
+    for_each_substep(t0, t1, k, [&](std::size_t, T ts, T hs) { st.step(f, ts, y, hs); });
     stats.steps += k;
     detail::check_finite<Backend>(y, t1, where);
     obs(i + 1, t1, std::as_const(y));

@@ -66,6 +66,65 @@ constexpr auto error_weights() {
 }
 }  // namespace detail
 
+// ---- the stage sums: written once, used by the stepper, the gradient drivers and FLOATER --------
+
+/// Indices j < I with a_Ij != 0: the terms of stage I's input.
+template <ExplicitScheme Scheme, std::size_t I>
+inline constexpr auto stage_terms = detail::nonzero_indices<Scheme::coefficients.a[I], I>();
+
+/// Indices j with b_j != 0: the terms of the solution update.
+template <ExplicitScheme Scheme>
+inline constexpr auto solution_terms = detail::nonzero_indices<Scheme::coefficients.b, stages_v<Scheme>>();
+
+/// The weights of stage I's input for a step h, in the order of stage_terms: V(h * a_Ij). Every
+/// stage sum in posenc takes its coefficients from here, so a recomputed stage equals the
+/// forward one bit for bit.
+template <class V, ExplicitScheme Scheme, std::size_t I, class Time>
+[[nodiscard]] constexpr auto stage_weights(Time h) {
+  constexpr auto& terms = stage_terms<Scheme, I>;
+  std::array<V, terms.index.size()> w{};
+  for (std::size_t m = 0; m < terms.index.size(); ++m)
+    w[m] = static_cast<V>(h * static_cast<Time>(Scheme::coefficients.a[I][terms.index[m]]));
+  return w;
+}
+
+/// The weights of the solution update, in the order of solution_terms: V(h * b_j).
+template <class V, ExplicitScheme Scheme, class Time>
+[[nodiscard]] constexpr auto solution_weights(Time h) {
+  constexpr auto& terms = solution_terms<Scheme>;
+  std::array<V, terms.index.size()> w{};
+  for (std::size_t m = 0; m < terms.index.size(); ++m)
+    w[m] = static_cast<V>(h * static_cast<Time>(Scheme::coefficients.b[terms.index[m]]));
+  return w;
+}
+
+namespace detail {
+/// out = base + sum_m w_m k[idx_m] as one Backend::linear_combination pass.
+template <class Backend, class State, class W, class Terms, class K, std::size_t... M>
+void base_plus(State& out, const State& base, const W& w, const Terms& terms, const K& k, std::index_sequence<M...>) {
+  using V = state_value_t<State>;
+  Backend::linear_combination(out, std::array<V, sizeof...(M) + 1>{V(1), w[M]...},
+                              std::array<const State*, sizeof...(M) + 1>{&base, &k[terms.index[M]]...});
+}
+}  // namespace detail
+
+/// The stage sum Y_I = y + h sum_{j<I} a_Ij k_j (one fused pass; a copy of y for I = 0 or an
+/// empty row). k: anything indexable by the stage number (std::array / std::vector of states).
+template <ExplicitScheme Scheme, std::size_t I, class Backend, class State, class Time, class K>
+void stage_input(State& out, const State& y, Time h, const K& k) {
+  constexpr auto& terms = stage_terms<Scheme, I>;
+  const auto w = stage_weights<state_value_t<State>, Scheme, I>(h);
+  detail::base_plus<Backend>(out, y, w, terms, k, std::make_index_sequence<terms.index.size()>{});
+}
+
+/// The solution update out = y + h sum_j b_j k_j (out may alias y).
+template <ExplicitScheme Scheme, class Backend, class State, class Time, class K>
+void solution_sum(State& out, const State& y, Time h, const K& k) {
+  constexpr auto& terms = solution_terms<Scheme>;
+  const auto w = solution_weights<state_value_t<State>, Scheme>(h);
+  detail::base_plus<Backend>(out, y, w, terms, k, std::make_index_sequence<terms.index.size()>{});
+}
+
 /// The generic explicit Runge-Kutta stepper: scheme x state x backend.
 /// Thread safety: one per thread (step() writes the stage workspace; docs/thread-safety.md).
 template <ExplicitScheme Scheme, StateSpace State, class Backend = default_backend_t<State>>
@@ -201,31 +260,17 @@ class explicit_rk {
 
   template <std::size_t I, class Rhs>
   void stage(Rhs& f, time_type t, const State& y, time_type h) {
-    static constexpr auto row = Scheme::coefficients.a[I];
-    static constexpr auto terms = detail::nonzero_indices<row, I>();
     const time_type ti = t + static_cast<time_type>(Scheme::coefficients.c[I]) * h;
-    if constexpr (terms.index.size() == 0) {
+    if constexpr (stage_terms<Scheme, I>.index.size() == 0) {
       call_rhs(f, ti, y, m_k[I]);
     } else {
-      combine_with_base(m_tmp, y, h, row, terms, std::make_index_sequence<terms.index.size()>{});
+      stage_input<Scheme, I, Backend>(m_tmp, y, h, m_k);
       call_rhs(f, ti, m_tmp, m_k[I]);
     }
     ++m_nfev;
   }
 
-  template <class Row, class Terms, std::size_t... J>
-  void combine_with_base(State& out, const State& base, time_type h, const Row& row, const Terms& terms,
-                         std::index_sequence<J...>) {
-    Backend::linear_combination(
-        out, std::array<value_type, sizeof...(J) + 1>{value_type(1), static_cast<value_type>(h * static_cast<time_type>(row[terms.index[J]]))...},
-        std::array<const State*, sizeof...(J) + 1>{&base, &m_k[terms.index[J]]...});
-  }
-
-  void combine_solution(State& out, const State& y, time_type h) {
-    static constexpr auto row = Scheme::coefficients.b;
-    static constexpr auto terms = detail::nonzero_indices<row, stages>();
-    combine_with_base(out, y, h, row, terms, std::make_index_sequence<terms.index.size()>{});
-  }
+  void combine_solution(State& out, const State& y, time_type h) { solution_sum<Scheme, Backend>(out, y, h, m_k); }
 
   void combine_error(time_type h) {
     static constexpr auto row = detail::error_weights<Scheme>();

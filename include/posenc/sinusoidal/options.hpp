@@ -11,6 +11,7 @@
 
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
+#include <posenc/core/thread_pool.hpp>
 #include <posenc/numeric/phase.hpp>
 
 namespace posenc::sinusoidal {
@@ -42,7 +43,8 @@ struct options {
   double first_position = 0.0;    ///< position of row 0 (eq. 6: 0; fairseq: padding_idx + 1)
   double position_step = 1.0;     ///< spacing of the rows (FLOATER grids t_i = i * Delta)
   odd_dimension odd = odd_dimension::reject;
-  unsigned threads = 1;           ///< worker threads for fill/table (1: serial; 0: hardware concurrency)
+  unsigned threads = 1;           ///< worker threads for fill/table (1: serial; 0: hardware concurrency;
+                                  ///< at most posenc::max_threads; see posenc/core/thread_pool.hpp)
 };
 
 /// Validate (d, opt) and return m = floor(d / 2), the number of (sin, cos) pairs of a d-column
@@ -66,6 +68,7 @@ inline std::size_t pair_count(std::size_t d, const options& opt, std::string_vie
                           "options.layout: expected layout::interleaved or layout::half");
   posenc::detail::require(opt.spacing == spacing::two_k_over_d || opt.spacing == spacing::k_over_half_minus_one, where,
                           "options.spacing: expected spacing::two_k_over_d or spacing::k_over_half_minus_one");
+  (void)posenc::resolve_threads(opt.threads, where);  // options.threads <= max_threads
   return d / 2;
 }
 

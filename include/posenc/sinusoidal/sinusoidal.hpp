@@ -28,6 +28,7 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
+#include <posenc/core/thread_pool.hpp>
 #include <posenc/encoding/table.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/sinusoidal/options.hpp>
@@ -43,27 +44,6 @@ using sinusoidal::frequencies_wide;
 
 /// The exact-phase sine and cosine (promoted to posenc/numeric/phase.hpp).
 using numeric::sincos_angle;
-
-/// Run f(begin, end) over [0, n) split into contiguous chunks on `threads` threads (the calling
-/// thread takes the first chunk). threads <= 1 or n small: one call, no thread.
-template <class F>
-void parallel_chunks(std::size_t n, unsigned threads, F&& f) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t t = std::min<std::size_t>(threads, n);
-  if (t <= 1) {
-    f(std::size_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(t - 1);
-  const std::size_t chunk = (n + t - 1) / t;
-  for (std::size_t j = 1; j < t; ++j) {
-    const std::size_t b = std::min(n, j * chunk), e = std::min(n, (j + 1) * chunk);
-    if (b < e) pool.emplace_back([&f, b, e] { f(b, e); });
-  }
-  f(std::size_t{0}, std::min(n, chunk));
-  for (auto& th : pool) th.join();
-}
 
 /// rows x m table of e^{i (x0 + r dx) w_k}, r < rows, split into sine and cosine arrays.
 /// compute(): every row exact (sincos_angle). compute_by_doubling(): only row 0 and the rows
@@ -234,7 +214,7 @@ inline void fill_float_certified(float* data, std::size_t length, std::size_t d,
   const std::size_t block = 2 * B;
   const wide step = opt.position_step, first = opt.first_position;
   const std::size_t anchors = (length + block - 1) / block;
-  parallel_chunks(anchors, opt.threads, [&](std::size_t q0, std::size_t q1) {
+  posenc::parallel_chunks(anchors, posenc::resolve_threads(opt.threads, "sinusoidal"), [&](std::size_t q0, std::size_t q1) {
     std::vector<double> as(m), ac(m), err(m);
     std::vector<float> scratch(d);
     // The undecided entries of row r = anchor +- offset (rare: a value within its bound of a float
@@ -330,7 +310,7 @@ void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stri
   }
   std::vector<T> t0s(t0w.s.begin(), t0w.s.end()), t0c(t0w.c.begin(), t0w.c.end());
   const std::size_t anchors = (length + block - 1) / block;  // anchor q: rows q*2B .. q*2B + 2B - 1
-  parallel_chunks(anchors, opt.threads, [&](std::size_t q0, std::size_t q1) {
+  posenc::parallel_chunks(anchors, posenc::resolve_threads(opt.threads, "sinusoidal"), [&](std::size_t q0, std::size_t q1) {
     std::vector<T> as(m), ac(m), scratch(d);
     for (std::size_t q = q0; q < q1; ++q) {
       const std::size_t e = q / C, c = q % C;
@@ -363,7 +343,7 @@ void fill_at_unchecked(std::span<const double> positions, T* data, std::size_t d
   const std::size_t m = d / 2;
   const bool pad = d % 2 != 0;
   const auto w = frequencies_wide(m, opt);
-  parallel_chunks(positions.size(), opt.threads, [&](std::size_t i0, std::size_t i1) {
+  posenc::parallel_chunks(positions.size(), posenc::resolve_threads(opt.threads, "sinusoidal"), [&](std::size_t i0, std::size_t i1) {
     std::vector<W> s(m), c(m);
     for (std::size_t i = i0; i < i1; ++i) {
       const wide x = positions[i];
