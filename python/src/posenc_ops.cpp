@@ -104,8 +104,11 @@ auto guarded(F&& f) -> decltype(f()) {
   }
 }
 
-std::size_t threads_or_default(int64_t threads) {
-  return threads > 0 ? static_cast<std::size_t>(threads) : static_cast<std::size_t>(std::max(1, at::get_num_threads()));
+/// threads > 0: as given. 0: torch's intra-op thread count for weights of at least 128 x 128
+/// (below that, a product is too small to share between threads), else 1.
+std::size_t threads_or_default(int64_t threads, int64_t weight_size) {
+  if (threads > 0) return static_cast<std::size_t>(threads);
+  return weight_size >= 128 * 128 ? static_cast<std::size_t>(std::max(1, at::get_num_threads())) : 1;
 }
 
 template <class T>
@@ -222,7 +225,7 @@ std::unique_ptr<floater_state_base> make_floater(const Tensor& w1, const Tensor&
   posenc::floater::options o;
   o.delta = delta;
   o.substeps = static_cast<std::size_t>(substeps);
-  o.threads = threads_or_default(threads);
+  o.threads = threads_or_default(threads, D * H);
   return std::make_unique<floater_state<T, Scheme>>(std::move(m), posenc::table<T>(to_matrix<T>(p0)), std::move(o));
 }
 
