@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite twice:
+# Builds and runs the whole test suite in three stages:
 #   1. Release with assertions on (-O2, no NDEBUG), g++, -Werror;
-#   2. AddressSanitizer + UndefinedBehaviorSanitizer, clang++, -Werror.
-# Each build registers every doctest case, every example and the install/packaging tests with CTest.
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer, clang++, -Werror;
+#   3. the PyTorch package (python/): its operator library, then its pytest suite.
+# Builds 1 and 2 register every doctest case, every example and the install/packaging tests with CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${POSENC_JOBS:-$(nproc)}
 common=(-DPOSENC_BUILD_TESTS=ON -DPOSENC_BUILD_EXAMPLES=ON -DPOSENC_WARNINGS_AS_ERRORS=ON
         -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror")
 
-echo "==> [1/2] Release + assertions (g++)"
+echo "==> [1/3] Release + assertions (g++)"
 # Every public header is also compiled on its own here (CMAKE_VERIFY_INTERFACE_HEADER_SETS).
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=g++ \
   -DCMAKE_CXX_FLAGS_RELEASE="-O2" -DCMAKE_VERIFY_INTERFACE_HEADER_SETS=ON "${common[@]}"
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release -j "$jobs" --output-on-failure --timeout 600
 
-echo "==> [2/2] AddressSanitizer + UndefinedBehaviorSanitizer (clang++)"
+echo "==> [2/3] AddressSanitizer + UndefinedBehaviorSanitizer (clang++)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DPOSENC_SANITIZE=address,undefined -DPOSENC_CUDA_TESTS=OFF "${common[@]}"
 cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j "$jobs" --output-on-failure --timeout 900
+
+echo "==> [3/3] PyTorch package (python/: libposenc_torch.so, then pytest)"
+# One translation unit against Debian's libtorch (-O2); the tests load the freshly built library
+# through POSENC_TORCH_LIBRARY and compare with torchdiffeq, SciPy and closed forms.
+py=${POSENC_PYTHON:-/usr/bin/python3}
+cmake -S python -B build/python -DCMAKE_BUILD_TYPE=Release
+cmake --build build/python -j "$jobs"
+POSENC_TORCH_LIBRARY="$PWD/build/python/libposenc_torch.so" "$py" -m pytest -q -p no:cacheprovider python/tests
