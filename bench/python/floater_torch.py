@@ -14,8 +14,11 @@ Binding overhead: the op's fwd+bwd against bench/python/floater_cpp_reference.cp
 encoder construction, extend and backprop without Python or libtorch), compiled here with the
 extension's flags (-O2) -- and the per-call cost of the op on a tiny input.
 
-usage: POSENC_TORCH_LIBRARY=build/python/libposenc_torch.so PYTHONPATH=python \\
-       /usr/bin/python3 bench/python/floater_torch.py [--quick] [--L 512 2048] [--blocks 1 6] ...
+With --train-step: one training step of the end-to-end test's model with positions by
+torchdiffeq vs by posenc, and the share of the step spent computing the positions.
+
+usage: POSENC_TORCH_LIBRARY=build/python/libposenc_torch.so \\
+       /usr/bin/python3 bench/python/floater_torch.py [--quick] [--L 512 2048] [--blocks 1 6] [--train-step] ...
 """
 import argparse
 import os
@@ -93,6 +96,45 @@ def cpp_time(exe, dt, d, blocks, L, reps, wall):
     return w if wall else c
 
 
+def train_step_share(args):
+    """One training step of the end-to-end test's model (python/tests/test_end_to_end.py: FLOATER
+    trajectories as q/k/v biases of every layer, the reference code's use), positions by
+    torchdiffeq (autograd) or by posenc: step time and the part of it spent in the positions."""
+    sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+    import test_end_to_end as e2e
+    d, layers, L, batch = args.step_d, args.step_layers, args.step_L, args.step_batch
+    dt = torch.float32
+    print("\n# one training step (fwd + bwd + Adam) of the end-to-end model: d = %d, %d layers, L = %d, batch %d, "
+          "FLOATER blocks (3, %d), f32; %s time" % (d, layers, L, batch, layers, "wall" if args.wall else "CPU"))
+    print("| positions by | step (s) | positions fwd+bwd (s) | share of the step |")
+    print("|---|---|---|---|")
+    for solver in ("torchdiffeq", "posenc"):
+        torch.manual_seed(0)
+        model = e2e.Model(vocab=16, d=d, heads=4, layers=layers).to(dt)
+        model.pos.cfg["threads"] = 1
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        x = torch.randint(0, 16, (batch, L))
+        t = torch.arange(L, dtype=dt) * 0.1
+
+        def step():
+            loss = torch.nn.functional.cross_entropy(model(x, solver).reshape(-1, 16), x.flip(1).reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+        def positions():
+            model.zero_grad(set_to_none=True)
+            if solver == "posenc":
+                P = model.pos(L)
+            else:
+                P = odeint(model.pos.proj_flow, model.pos.proj_bias, t, method="rk4", options=dict(step_size=0.1 / 5))
+            P.sum().backward()
+
+        step()  # warm-up
+        ts, tp = timed(step, args.reps, args.wall), timed(positions, args.reps, args.wall)
+        print("| %s | %.3f | %.3f | %.0f %% |" % (solver, ts, tp, 100.0 * tp / ts), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--L", type=int, nargs="+", default=[512, 2048])
@@ -106,6 +148,11 @@ def main():
     ap.add_argument("--wall", action="store_true")
     ap.add_argument("--quick", action="store_true", help="L = 512 only")
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build", "bench-python"))
+    ap.add_argument("--train-step", action="store_true", help="only the training-step share")
+    ap.add_argument("--step-d", type=int, default=128)
+    ap.add_argument("--step-layers", type=int, default=2)
+    ap.add_argument("--step-L", type=int, default=128)
+    ap.add_argument("--step-batch", type=int, default=16)
     args = ap.parse_args()
     if args.quick:
         args.L = [512]
@@ -119,6 +166,9 @@ def main():
           "torch %s; %s, %d logical CPUs; load average %s"
           % (args.d, "wall" if args.wall else "CPU", args.threads, torch.__version__, cpu, os.cpu_count(),
              " ".join("%.1f" % x for x in os.getloadavg())), flush=True)
+    if args.train_step:
+        train_step_share(args)
+        return
     exe = cpp_reference(args)
 
     # per-call overhead on a tiny input (d = 2, L = 2): Python + autograd.Function + dispatcher

@@ -315,6 +315,16 @@ class TUPEPositionalBias(nn.Module):
             if m.bias is not None:
                 nn.init.zeros_(m.bias)
 
+    _NAMES = ("pos", "pos_ln", "pos_q_linear", "pos_k_linear", "relative_attention_bias")
+
+    def load_reference_state_dict(self, state_dict, prefix: str = "decoder.sentence_encoder.", strict: bool = True):
+        """Load the positional tensors of a whole reference (guolinke/TUPE, fairseq) model's
+        state_dict: BertModel keeps its BertEncoder as `decoder`, whose TransformerSentenceEncoder
+        is `sentence_encoder`; everything else in the dict is ignored."""
+        own = {k[len(prefix):]: v for k, v in state_dict.items()
+               if k.startswith(prefix) and k[len(prefix):].split(".")[0] in self._NAMES}
+        return self.load_state_dict(own, strict=strict)
+
     def forward(self, n: int) -> torch.Tensor:
         rel = None if self.relative_attention_bias is None else self.relative_attention_bias.weight
         return tupe_bias(self.pos.weight, self.pos_ln.weight, self.pos_ln.bias, self.pos_q_linear.weight,

@@ -45,7 +45,7 @@ class Model(nn.Module):
     def positions(self, L, solver):
         if solver == "posenc":
             return self.pos(L)  # [L, 3, layers, d]
-        t = torch.arange(L, dtype=F64) * 0.1
+        t = torch.arange(L, dtype=self.pos.proj_bias.dtype) * 0.1
         return odeint(self.pos.proj_flow, self.pos.proj_bias, t, method="rk4", options=dict(step_size=0.1 / 5))
 
     def forward(self, tokens, solver):

@@ -253,3 +253,13 @@ def test_toeplitz_gradients():
     b2, x2 = b.detach().clone().requires_grad_(), x.detach().clone().requires_grad_()
     ((dense_toeplitz(b2, m, n) @ x2) * g).sum().backward()
     assert rel(b.grad, b2.grad) < 1e-12 and rel(x.grad, x2.grad) < 1e-12
+
+
+def test_tupe_loads_reference_checkpoint_keys():
+    src = posenc.TUPEPositionalBias(8, 2, 10, num_buckets=8, max_distance=16)
+    ckpt = {"decoder.sentence_encoder." + k: v for k, v in src.state_dict().items()}
+    ckpt["decoder.sentence_encoder.embed_tokens.weight"] = torch.zeros(3, 8)  # ignored
+    ckpt["decoder.lm_head.bias"] = torch.zeros(3)
+    dst = posenc.TUPEPositionalBias(8, 2, 10, num_buckets=8, max_distance=16)
+    dst.load_reference_state_dict(ckpt)
+    assert torch.equal(dst(6), src(6))
