@@ -263,3 +263,24 @@ def test_tupe_loads_reference_checkpoint_keys():
     dst = posenc.TUPEPositionalBias(8, 2, 10, num_buckets=8, max_distance=16)
     dst.load_reference_state_dict(ckpt)
     assert torch.equal(dst(6), src(6))
+
+
+def test_ops_callable_from_torchscript():
+    @torch.jit.script
+    def f(b: torch.Tensor, x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor, b2: torch.Tensor,
+          p0: torch.Tensor):
+        y = torch.ops.posenc.toeplitz_matmul(b, x, 3)
+        table, state = torch.ops.posenc.floater_forward(w1, b1, w2, b2, p0, 4)
+        g = torch.ops.posenc.floater_backward(state, torch.ones_like(table))
+        return y, table, g[4]
+
+    torch.manual_seed(7)
+    b, x = torch.randn(5, dtype=F64), torch.randn(3, 2, dtype=F64)
+    w1, b1, w2, b2, p0 = (torch.randn(4, 4, dtype=F64), torch.zeros(4, dtype=F64), torch.randn(3, 5, dtype=F64),
+                          torch.zeros(3, dtype=F64), torch.randn(2, 3, dtype=F64))
+    y, table, dp0 = f(b, x, w1, b1, w2, b2, p0)
+    assert torch.equal(y, posenc.toeplitz_matmul(b, x, 3))
+    ps = [t.clone().requires_grad_() for t in (w1, b1, w2, b2, p0)]
+    t2 = posenc.floater_table(*ps, L=4)
+    t2.sum().backward()
+    assert torch.equal(table, t2.detach()) and torch.equal(dp0, ps[4].grad)
