@@ -149,6 +149,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="L = 512 only")
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build", "bench-python"))
     ap.add_argument("--train-step", action="store_true", help="only the training-step share")
+    ap.add_argument("--overhead-only", action="store_true",
+                    help="only the binding overhead: op and C++ reference alternated rep by rep")
     ap.add_argument("--step-d", type=int, default=128)
     ap.add_argument("--step-layers", type=int, default=2)
     ap.add_argument("--step-L", type=int, default=128)
@@ -183,6 +185,23 @@ def main():
         step()
     tiny_us = (time.perf_counter() - t0) / n * 1e6
     print("# tiny input (d = 2, L = 2): fwd+bwd through the module %.1f us per call" % tiny_us, flush=True)
+
+    if args.overhead_only:
+        print("| dtype | blocks | L | posenc op (s) | C++ alone (s) | binding overhead |")
+        print("|---|---|---|---|---|---|")
+        for L in args.L:
+            for blocks in args.blocks:
+                for dt in args.dtypes:
+                    enc = make(args.d, blocks, DTYPES[dt])
+                    G = torch.randn(L, blocks, args.d, dtype=DTYPES[dt])
+                    ours, cpp = [], []
+                    for _ in range(args.reps):  # alternate, so both see the same machine state
+                        ours.append(timed(posenc_step(enc, L, G), 1, args.wall))
+                        cpp.append(cpp_time(exe, dt, args.d, blocks, L, 1, args.wall))
+                    o, c = statistics.median(ours), statistics.median(cpp)
+                    print("| %s | %d | %d | %.3f | %.3f | %+.1f %% |" % (dt, blocks, L, o, c, 100.0 * (o - c) / c),
+                          flush=True)
+        return
 
     hdr = ("| dtype | blocks | L | posenc (s) | C++ alone (s) | binding overhead | torchdiffeq autograd (s) "
            "| speed-up | odeint_adjoint (s) | speed-up |")
