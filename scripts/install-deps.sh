@@ -24,8 +24,8 @@ fi
 # python3, which is the interpreter that has torch: same PEP 668 fallback as Conan below.
 py=/usr/bin/python3
 if ! "$py" -c "import torchdiffeq" 2>/dev/null; then
-  "$py" -m pip install -q --no-deps torchdiffeq 2>/dev/null \
-    || "$py" -m pip install -q --no-deps --break-system-packages torchdiffeq \
+  "$py" -m pip install -q --no-deps "torchdiffeq>=0.2.3,<0.3" 2>/dev/null \
+    || "$py" -m pip install -q --no-deps --break-system-packages "torchdiffeq>=0.2.3,<0.3" \
     || echo "posenc: could not install torchdiffeq with pip; the PyTorch package's tests will fail"
 fi
 
