@@ -284,3 +284,24 @@ def test_ops_callable_from_torchscript():
     t2 = posenc.floater_table(*ps, L=4)
     t2.sum().backward()
     assert torch.equal(table, t2.detach()) and torch.equal(dp0, ps[4].grad)
+
+
+def test_float32_paths_agree_with_float64():
+    # Each op in float32 against its own float64 result: float32 rounding of O(1) values, a few
+    # ulps per operation (eps = 1.2e-7), bounded by 1e-5 relative for the GEMM-based TUPE term.
+    torch.manual_seed(8)
+    x = torch.randn(3, 20, 16, dtype=F64)
+    y64 = posenc.apply_rotary(x, head_dim=8, layout="half")
+    y32 = posenc.apply_rotary(x.float(), head_dim=8, layout="half")
+    assert y32.dtype == torch.float32 and rel(y32.double(), y64) < 1e-6
+    cos, sin = posenc.rope_tables(20, 8, dtype=torch.float32)
+    c64, s64 = posenc.rope_tables(20, 8, dtype=F64)
+    # posenc's float32 tables are at most two rounded products from the exact phase: <= 2 ulp(1)
+    assert (cos.double() - c64).abs().max() <= 2.4e-7 and (sin.double() - s64).abs().max() <= 2.4e-7
+    m = posenc.TUPEPositionalBias(16, 4, 12, num_buckets=8, max_distance=16).double()
+    b64 = m(10)
+    b32 = m.float()(10)
+    assert b32.dtype == torch.float32 and rel(b32.double(), b64) < 1e-5
+    table = torch.randn(9, 2)
+    assert torch.equal(posenc.t5_bias(table, 6, num_buckets=8, max_distance=10),
+                       table[posenc.relative_position_bucket(6, 8, 10)].permute(2, 0, 1))
