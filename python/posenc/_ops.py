@@ -102,8 +102,8 @@ class FloaterEncoder(nn.Module):
     Backward runs posenc's exact discrete backprop (``gradient="backprop"``) or the continuous
     adjoint (``gradient="adjoint"``, ``adjoint_substeps`` steps per interval, 0 = ``substeps``).
     In eval mode with no gradient needed, the table is cached: a shorter request is a slice and a
-    longer one integrates only the new intervals (bitwise equal to a fresh computation); the cache
-    is dropped when a parameter changes (in place or replaced).
+    longer one integrates only the new intervals (bitwise equal to a fresh computation); each call
+    returns a copy, and the cache is dropped when a parameter changes (in place or replaced).
     """
 
     def __init__(self, d: int, hidden: Optional[int] = None, blocks: Union[int, Sequence[int]] = 1,
@@ -150,7 +150,7 @@ class FloaterEncoder(nn.Module):
                 self._cache = (key, state, table)
             elif L > self._cache[2].shape[0]:
                 self._cache = (key, self._cache[1], _P.floater_extend(self._cache[1], L))
-            return self._cache[2][:L].view(shape)
+            return self._cache[2][:L].clone().view(shape)  # a copy: in-place use cannot corrupt the cache
 
     def train(self, mode: bool = True):
         self._cache = None

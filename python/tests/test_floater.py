@@ -197,6 +197,9 @@ def test_eval_cache_extends_bitwise_and_tracks_parameters():
         assert torch.equal(b, fresh) and torch.equal(a, fresh[:20])
         c = enc(10)
         assert torch.equal(c, fresh[:10]) and enc._cache[1] is state
+        c.add_(1.0)  # the caller owns what it got: the cache is unaffected
+        assert torch.equal(enc(10), fresh[:10])
+        c.sub_(1.0)
         enc.proj_bias.mul_(2.0)  # in-place change: the cache must be dropped
         d = enc(10)
         assert enc._cache[1] is not state
