@@ -27,7 +27,10 @@
 
 #include <posenc/floater.hpp>
 #include <posenc/ode.hpp>
-#include <posenc/sinusoidal.hpp>
+#include <posenc/sinusoidal.hpp>  // today it also brings posenc::rotary
+#if __has_include(<posenc/rotary.hpp>)
+#include <posenc/rotary.hpp>  // the 0.2 layout gives rotary its own umbrella header
+#endif
 #include <posenc/toeplitz.hpp>
 #include <posenc/tupe.hpp>
 
