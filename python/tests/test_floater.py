@@ -110,7 +110,8 @@ def test_activations_and_time_inputs_f64(activation, act, time_input):
 
 def test_float32_matches_torchdiffeq():
     # f32: the two sides round differently in every stage; over 60 positions x 5 substeps x 4
-    # stages the differences stay a few hundred float32 ulps (eps = 1.2e-7): bound 2e-5 relative.
+    # stages the differences stay within ~10 float32 ulps (eps = 1.2e-7; measured ~1e-6 for the table
+    # and the gradients): bound 2e-5 relative.
     enc, ref = make_pair(dtype=torch.float32)
     P, R = enc(60), ref_table(ref, 60)
     assert P.dtype == torch.float32
@@ -120,7 +121,7 @@ def test_float32_matches_torchdiffeq():
     (R * g).sum().backward()
     gp, gr = grads(enc), grads(ref)
     for k in gr:
-        assert rel(gp[k], gr[k]) < 2e-4, k
+        assert rel(gp[k], gr[k]) < 2e-5, k
 
 
 def test_gradcheck_small_f64():
