@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite twice, then the concurrency tests a third time:
+# Builds and runs the whole test suite in four stages:
 #   1. Release with assertions on (-O2, no NDEBUG), g++, -Werror;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer, clang++, -Werror (with the libFuzzer
 #      harnesses of tests/fuzz, POSENC_FUZZ, each run for a bounded time);
-#   3. ThreadSanitizer, clang++: only the concurrency tests (tests/concurrency) are built and run.
-# Each build registers every doctest case, every example and the install/packaging tests with CTest.
+#   3. ThreadSanitizer, clang++: only the concurrency tests (tests/concurrency) are built and run;
+#   4. the PyTorch package (python/): its operator library, then its pytest suite.
+# Builds 1 and 2 register every doctest case, every example and the install/packaging tests with CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${POSENC_JOBS:-$(nproc)}
 common=(-DPOSENC_BUILD_TESTS=ON -DPOSENC_BUILD_EXAMPLES=ON -DPOSENC_WARNINGS_AS_ERRORS=ON
         -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror")
 
-echo "==> [1/3] Release + assertions (g++)"
+echo "==> [1/4] Release + assertions (g++)"
 # Every public header is also compiled on its own here (CMAKE_VERIFY_INTERFACE_HEADER_SETS).
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=g++ \
   -DCMAKE_CXX_FLAGS_RELEASE="-O2" -DCMAKE_VERIFY_INTERFACE_HEADER_SETS=ON "${common[@]}"
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release -j "$jobs" --output-on-failure --timeout 600
 
-echo "==> [2/3] AddressSanitizer + UndefinedBehaviorSanitizer (clang++)"
+echo "==> [2/4] AddressSanitizer + UndefinedBehaviorSanitizer (clang++)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DPOSENC_SANITIZE=address,undefined -DPOSENC_CUDA_TESTS=OFF -DPOSENC_FUZZ=ON \
   "${common[@]}"
@@ -26,10 +27,18 @@ cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j "$jobs" --output-on-failure --timeout 900
 
-echo "==> [3/3] ThreadSanitizer (clang++): the concurrency tests only"
+echo "==> [3/4] ThreadSanitizer (clang++): the concurrency tests only"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DPOSENC_SANITIZE=thread -DPOSENC_CUDA_TESTS=OFF "${common[@]}" \
   -DPOSENC_BUILD_EXAMPLES=OFF -DPOSENC_TEST_PACKAGING=OFF
 cmake --build build/tsan -j "$jobs" --target posenc_tests_concurrency
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build/tsan -L concurrency -j "$jobs" --output-on-failure --timeout 300
+
+echo "==> [4/4] PyTorch package (python/: libposenc_torch.so, then pytest)"
+# One translation unit against Debian's libtorch (-O2); the tests load the freshly built library
+# through POSENC_TORCH_LIBRARY and compare with torchdiffeq, SciPy and closed forms.
+py=${POSENC_PYTHON:-/usr/bin/python3}
+cmake -S python -B build/python -DCMAKE_BUILD_TYPE=Release
+cmake --build build/python -j "$jobs"
+POSENC_TORCH_LIBRARY="$PWD/build/python/libposenc_torch.so" "$py" -m pytest -q -p no:cacheprovider python/tests

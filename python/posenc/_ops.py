@@ -1,0 +1,418 @@
+"""autograd.Functions and nn.Modules over torch.ops.posenc.* (see the package docstring)."""
+import math
+from typing import Optional, Sequence, Tuple, Union
+
+import torch
+from torch import nn
+
+_P = torch.ops.posenc
+
+_ACTIVATIONS = {
+    "relu": lambda: nn.ReLU(inplace=True),  # the reference code's nn.ReLU(inplace=True)
+    "tanh": nn.Tanh,
+    "gelu": nn.GELU,
+    "softplus": nn.Softplus,
+    "identity": nn.Identity,
+}
+
+
+# ---- FLOATER ------------------------------------------------------------------------------------
+
+class _FloaterFn(torch.autograd.Function):
+    """table = FLOATER(w1, b1, w2, b2, p0); backward by posenc (never autograd through the steps)."""
+
+    @staticmethod
+    def forward(ctx, L, cfg, w1, b1, w2, b2, p0):
+        table, state = _P.floater_forward(w1, b1, w2, b2, p0, L, cfg["delta"], cfg["substeps"], cfg["activation"],
+                                          cfg["time1"], cfg["time2"], cfg["scheme"], cfg["threads"])
+        ctx.state = state
+        ctx.cfg = cfg
+        return table
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        cfg = ctx.cfg
+        dw1, db1, dw2, db2, dp0 = _P.floater_backward(ctx.state, grad.contiguous(), cfg["gradient"] == "adjoint",
+                                                      cfg["adjoint_substeps"])
+        return None, None, dw1, db1, dw2, db2, dp0
+
+
+def _floater_cfg(delta, substeps, activation, time_input, scheme, gradient, adjoint_substeps, threads):
+    if gradient not in ("backprop", "adjoint"):
+        raise ValueError("posenc: FloaterEncoder: gradient: expected 'backprop' (exact discrete gradient) or "
+                         "'adjoint' (continuous adjoint), got %r" % (gradient,))
+    if activation not in _ACTIVATIONS:
+        raise ValueError("posenc: FloaterEncoder: activation: expected one of %s, got %r"
+                         % (", ".join(sorted(_ACTIVATIONS)), activation))
+    t1, t2 = (time_input, time_input) if isinstance(time_input, bool) else tuple(time_input)
+    return dict(delta=float(delta), substeps=int(substeps), activation=activation, time1=bool(t1), time2=bool(t2),
+                scheme=scheme, gradient=gradient, adjoint_substeps=int(adjoint_substeps), threads=int(threads))
+
+
+def floater_table(w1, b1, w2, b2, p0, L: int, delta: float = 0.01, substeps: int = 5, activation: str = "relu",
+                  time_input=(True, True), scheme: str = "rk4", gradient: str = "backprop", adjoint_substeps: int = 0,
+                  threads: int = 0):
+    """The FLOATER table [L, N, d] of p' = W2 [act(W1 [p; t] + b1); t] + b2 from p(0) = p0 [N, d]
+    at t_i = i * delta, with `substeps` steps of `scheme` per interval. w1/w2 are nn.Linear weights
+    with the time column last (or without it where time_input is False). Differentiable in every
+    tensor; backward by posenc's exact discrete backprop or the continuous adjoint."""
+    cfg = _floater_cfg(delta, substeps, activation, time_input, scheme, gradient, adjoint_substeps, threads)
+    return _FloaterFn.apply(int(L), cfg, w1, b1, w2, b2, p0)
+
+
+class _LinearT(nn.Module):
+    """The reference code's Linear_t: nn.Linear(in + 1, out) applied to [x; t] (time column last)."""
+
+    def __init__(self, in_f, out_f, time=True):
+        super().__init__()
+        self.time = time
+        self.linear = nn.Linear(in_f + (1 if time else 0), out_f)
+        nn.init.xavier_normal_(self.linear.weight)
+        nn.init.zeros_(self.linear.bias)
+
+    def forward(self, t, x):
+        if self.time:
+            x = torch.cat([x, torch.ones(x.shape[:-1] + (1,), dtype=x.dtype, device=x.device) * t], dim=-1)
+        return self.linear(x)
+
+
+class _FlowFunc(nn.Module):
+    """The dynamics h(t, p) with the reference module's layout: layers = [Linear_t, act, Linear_t]
+    (so its parameters are layers.0.linear.* and layers.2.linear.*). Its forward(t, p) is plain
+    PyTorch, e.g. for torchdiffeq; FloaterEncoder never calls it."""
+
+    def __init__(self, d, hidden, activation, time1, time2):
+        super().__init__()
+        self.layers = nn.Sequential(_LinearT(d, hidden, time1), _ACTIVATIONS[activation](), _LinearT(hidden, d, time2))
+
+    def forward(self, t, x):
+        return self.layers[2](t, self.layers[1](self.layers[0](t, x)))
+
+
+class FloaterEncoder(nn.Module):
+    """FLOATER position encodings (Liu et al., ICML 2020) as a module.
+
+    Parameters are laid out and named as the reference code's encoder, so its state_dict entries
+    load unchanged: ``proj_flow.layers.0.linear.weight`` [hidden, d + 1], ``...0.linear.bias``
+    [hidden], ``proj_flow.layers.2.linear.weight`` [d, hidden + 1], ``...2.linear.bias`` [d] and
+    ``proj_bias`` [*blocks, d] (the reference: [3, n_layers, d]).
+
+    ``forward(L)`` returns the table [L, *blocks, d] (row i = p(i * delta), row 0 = proj_bias).
+    Backward runs posenc's exact discrete backprop (``gradient="backprop"``) or the continuous
+    adjoint (``gradient="adjoint"``, ``adjoint_substeps`` steps per interval, 0 = ``substeps``).
+    In eval mode with no gradient needed, the table is cached: a shorter request is a slice and a
+    longer one integrates only the new intervals (bitwise equal to a fresh computation); each call
+    returns a copy, and the cache is dropped when a parameter changes (in place or replaced).
+    """
+
+    def __init__(self, d: int, hidden: Optional[int] = None, blocks: Union[int, Sequence[int]] = 1,
+                 activation: str = "relu", delta: float = 0.01, substeps: int = 5, scheme: str = "rk4",
+                 time_input=(True, True), gradient: str = "backprop", adjoint_substeps: int = 0, threads: int = 0):
+        super().__init__()
+        hidden = d if hidden is None else hidden
+        self.cfg = _floater_cfg(delta, substeps, activation, time_input, scheme, gradient, adjoint_substeps, threads)
+        self.d, self.hidden = int(d), int(hidden)
+        self.blocks = (int(blocks),) if isinstance(blocks, int) else tuple(int(b) for b in blocks)
+        self.proj_flow = _FlowFunc(self.d, self.hidden, activation, self.cfg["time1"], self.cfg["time2"])
+        self.proj_bias = nn.Parameter(torch.empty(self.blocks + (self.d,)))
+        if len(self.proj_bias.shape) >= 2:
+            nn.init.xavier_uniform_(self.proj_bias)  # the reference's reset_parameters
+        else:
+            nn.init.zeros_(self.proj_bias)
+        self._cache = None
+
+    def extra_repr(self):
+        c = self.cfg
+        return "d=%d, hidden=%d, blocks=%s, activation=%s, delta=%g, substeps=%d, scheme=%s, gradient=%s" % (
+            self.d, self.hidden, self.blocks, c["activation"], c["delta"], c["substeps"], c["scheme"], c["gradient"])
+
+    def _tensors(self):
+        l1, l2 = self.proj_flow.layers[0].linear, self.proj_flow.layers[2].linear
+        return l1.weight, l1.bias, l2.weight, l2.bias, self.proj_bias.reshape(-1, self.d)
+
+    def forward(self, L: int) -> torch.Tensor:
+        L = int(L)
+        ts = self._tensors()
+        shape = (L,) + tuple(self.proj_bias.shape)
+        needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in ts)
+        if self.training or needs_grad:
+            self._cache = None
+            return _FloaterFn.apply(L, self.cfg, *ts).view(shape)
+        params = (self.proj_flow.layers[0].linear.weight, self.proj_flow.layers[0].linear.bias,
+                  self.proj_flow.layers[2].linear.weight, self.proj_flow.layers[2].linear.bias, self.proj_bias)
+        key = tuple((p.data_ptr(), p._version, p.dtype, tuple(p.shape)) for p in params) + (tuple(sorted(self.cfg.items())),)
+        with torch.no_grad():
+            if self._cache is None or self._cache[0] != key:
+                table, state = _P.floater_forward(*[t.detach().contiguous() for t in ts], L, self.cfg["delta"],
+                                                  self.cfg["substeps"], self.cfg["activation"], self.cfg["time1"],
+                                                  self.cfg["time2"], self.cfg["scheme"], self.cfg["threads"])
+                self._cache = (key, state, table)
+            elif L > self._cache[2].shape[0]:
+                self._cache = (key, self._cache[1], _P.floater_extend(self._cache[1], L))
+            return self._cache[2][:L].clone().view(shape)  # a copy: in-place use cannot corrupt the cache
+
+    def train(self, mode: bool = True):
+        self._cache = None
+        return super().train(mode)
+
+    def load_reference_state_dict(self, state_dict, prefix: str = "encoder.", flow: str = "proj_flow",
+                                  bias: str = "proj_bias", strict: bool = True):
+        """Load the FLOATER tensors of a whole reference (fairseq) model's state_dict: the entries
+        ``<prefix><flow>.layers.{0,2}.linear.{weight,bias}`` and ``<prefix><bias>``; everything
+        else is ignored. E.g. prefix="decoder.", flow="proj_flow_selfattn",
+        bias="proj_bias_selfattn" for the decoder's self-attention flow."""
+        own = {}
+        for k, v in state_dict.items():
+            if k.startswith(prefix + flow + "."):
+                own["proj_flow." + k[len(prefix + flow) + 1:]] = v
+            elif k == prefix + bias:
+                own["proj_bias"] = v
+        missing = {"proj_flow.layers.0.linear.weight", "proj_flow.layers.0.linear.bias",
+                   "proj_flow.layers.2.linear.weight", "proj_flow.layers.2.linear.bias", "proj_bias"} - set(own)
+        if missing:
+            raise KeyError("posenc: FloaterEncoder.load_reference_state_dict: missing %s (prefix %r)"
+                           % (", ".join(sorted(prefix + m.replace("proj_flow", flow).replace("proj_bias", bias)
+                                               for m in missing)), prefix))
+        return self.load_state_dict(own, strict=strict)
+
+
+# ---- sinusoidal and rotary ----------------------------------------------------------------------
+
+def _dtype(dtype):
+    return torch.get_default_dtype() if dtype is None else dtype
+
+
+def sinusoidal_table(L: int, d: int, layout: str = "interleaved", spacing: str = "two_k_over_d", base: float = 10000.0,
+                     first_position: float = 0.0, position_step: float = 1.0, zero_pad_odd: bool = False,
+                     positions: Optional[torch.Tensor] = None, dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """The [L, d] sinusoidal table: row i = PE(first_position + i * position_step) (or positions[i]).
+    layout 'interleaved' (eq. 6: sin, cos, sin, ...) or 'half' ([sin | cos], fairseq/tensor2tensor);
+    spacing 'two_k_over_d' (w_k = base^(-2k/d)) or 'k_over_half_minus_one' (fairseq)."""
+    return _P.sinusoidal_table(int(L), int(d), layout, spacing, float(base), float(first_position), float(position_step),
+                               bool(zero_pad_odd), positions, _dtype(dtype))
+
+
+def rope_tables(L: int, rotary_dim: int, base: float = 10000.0, first_position: float = 0.0, position_step: float = 1.0,
+                positions: Optional[torch.Tensor] = None, dtype: Optional[torch.dtype] = None):
+    """(cos, sin), each [L, rotary_dim // 2]: angle of row i, column k = x_i * base^(-2k / rotary_dim)."""
+    return _P.rope_tables(int(L), int(rotary_dim), float(base), float(first_position), float(position_step), positions,
+                          _dtype(dtype))
+
+
+def _negated(opts):
+    positions, head_dim, rotary_dim, layout, base, first, step = opts
+    return (None if positions is None else -positions, head_dim, rotary_dim, layout, base, -first, -step)
+
+
+class _RotaryFn(torch.autograd.Function):
+    """y = R(x) x, out of place. R is orthogonal, so dx = R(-x) dy: the same op at negated positions."""
+
+    @staticmethod
+    def forward(ctx, x, opts):
+        ctx.opts = opts
+        y = x.clone(memory_format=torch.contiguous_format)
+        return _P.rope_rotate_(y, *opts)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _RotaryFn.apply(g, _negated(ctx.opts)), None
+
+
+class _RotaryInplaceFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, opts):
+        ctx.opts = opts
+        _P.rope_rotate_(x, *opts)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return _RotaryFn.apply(g, _negated(ctx.opts)), None
+
+
+def _rope_opts(positions, head_dim, rotary_dim, layout, base, first_position, position_step):
+    if positions is not None:
+        positions = positions.to(torch.float64).contiguous()
+    return (positions, int(head_dim), int(rotary_dim), layout, float(base), float(first_position), float(position_step))
+
+
+def apply_rotary(x: torch.Tensor, positions: Optional[torch.Tensor] = None, head_dim: int = 0, rotary_dim: int = 0,
+                 layout: str = "interleaved", base: float = 10000.0, first_position: float = 0.0,
+                 position_step: float = 1.0) -> torch.Tensor:
+    """RoPE: the rotated copy of x [..., L, heads * head_dim]; row i at position
+    first_position + i * position_step (or positions[i]); head_dim 0 = the whole row is one head;
+    rotary_dim 0 = head_dim. Differentiable (twice, too)."""
+    return _RotaryFn.apply(x, _rope_opts(positions, head_dim, rotary_dim, layout, base, first_position, position_step))
+
+
+def apply_rotary_(x: torch.Tensor, positions: Optional[torch.Tensor] = None, head_dim: int = 0, rotary_dim: int = 0,
+                  layout: str = "interleaved", base: float = 10000.0, first_position: float = 0.0,
+                  position_step: float = 1.0) -> torch.Tensor:
+    """RoPE applied to x in place (x must be contiguous); recorded by autograd when x needs grad."""
+    opts = _rope_opts(positions, head_dim, rotary_dim, layout, base, first_position, position_step)
+    if torch.is_grad_enabled() and x.requires_grad:
+        return _RotaryInplaceFn.apply(x, opts)
+    return _P.rope_rotate_(x, *opts)
+
+
+# ---- TUPE ------------------------------------------------------------------------------------------
+
+class _TupeFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, n, cfg, pos, ln_w, ln_b, q_w, q_b, k_w, k_b, rel):
+        ctx.cfg = cfg
+        ctx.save_for_backward(pos, ln_w, ln_b, q_w, q_b, k_w, k_b, rel)
+        ctx.has = (q_b is not None, k_b is not None, rel is not None)
+        return _P.tupe_bias(pos, ln_w, ln_b, q_w, q_b, k_w, k_b, rel, n, *cfg)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, g):
+        pos, ln_w, ln_b, q_w, q_b, k_w, k_b, rel = ctx.saved_tensors
+        q_b = q_b if ctx.has[0] else None
+        k_b = k_b if ctx.has[1] else None
+        rel = rel if ctx.has[2] else None
+        grads = _P.tupe_bias_backward(g.contiguous(), pos, ln_w, ln_b, q_w, q_b, k_w, k_b, rel, *ctx.cfg)
+        return (None, None) + tuple(grads)
+
+
+def tupe_bias(pos, ln_weight, ln_bias, q_weight, q_bias, k_weight, k_bias, relative_attention_bias, n: int, heads: int,
+              cls: str = "reference", scale: str = "reference", num_buckets: int = 32, max_distance: int = 128,
+              ln_eps: float = 1e-5) -> torch.Tensor:
+    """TUPE's positional term [heads, n, n] with the reference code's semantics: LayerNorm on the
+    position rows, untied q/k projections (nn.Linear layout [out, in]), scale 1/sqrt(2 d/H)
+    ('reference') or 1/sqrt(2 d) ('paper'), T5 relative buckets when relative_attention_bias
+    [num_buckets + 1, heads] is given (TUPE-R), and the [CLS] reset ('reference') or none ('off').
+    q_bias / k_bias / relative_attention_bias may be None. Differentiable in every tensor."""
+    cfg = (int(heads), cls, scale, int(num_buckets), int(max_distance), float(ln_eps))
+    return _TupeFn.apply(int(n), cfg, pos, ln_weight, ln_bias, q_weight, q_bias, k_weight, k_bias, relative_attention_bias)
+
+
+class TUPEPositionalBias(nn.Module):
+    """TUPE's positional term, shared by all layers, named as the reference code's
+    TransformerSentenceEncoder: ``pos.weight`` [max_len + 1, d] (one extra row for the [CLS]
+    reset), ``pos_ln.{weight,bias}``, ``pos_q_linear.*``, ``pos_k_linear.*`` and, for TUPE-R,
+    ``relative_attention_bias.weight`` [num_buckets + 1, heads]. forward(n) -> [heads, n, n].
+    Initialisation as init_bert_params: N(0, 0.02) weights and embeddings, zero biases."""
+
+    def __init__(self, d: int, heads: int, max_len: int, relative: bool = True, cls: str = "reference",
+                 scale: str = "reference", num_buckets: int = 32, max_distance: int = 128, ln_eps: float = 1e-5,
+                 bias: bool = True):
+        super().__init__()
+        self.heads, self.cls, self.scale = int(heads), cls, scale
+        self.num_buckets, self.max_distance = int(num_buckets), int(max_distance)
+        self.pos = nn.Embedding(max_len + (1 if cls == "reference" else 0), d)
+        self.pos_ln = nn.LayerNorm(d, eps=ln_eps)
+        self.pos_q_linear = nn.Linear(d, d, bias=bias)
+        self.pos_k_linear = nn.Linear(d, d, bias=bias)
+        self.relative_attention_bias = nn.Embedding(num_buckets + 1, heads) if relative else None
+        for m in (self.pos, self.pos_q_linear, self.pos_k_linear, self.relative_attention_bias):
+            if m is not None:
+                nn.init.normal_(m.weight, 0.0, 0.02)
+        for m in (self.pos_q_linear, self.pos_k_linear):
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+
+    _NAMES = ("pos", "pos_ln", "pos_q_linear", "pos_k_linear", "relative_attention_bias")
+
+    def load_reference_state_dict(self, state_dict, prefix: str = "decoder.sentence_encoder.", strict: bool = True):
+        """Load the positional tensors of a whole reference (guolinke/TUPE, fairseq) model's
+        state_dict: BertModel keeps its BertEncoder as `decoder`, whose TransformerSentenceEncoder
+        is `sentence_encoder`; everything else in the dict is ignored."""
+        own = {k[len(prefix):]: v for k, v in state_dict.items()
+               if k.startswith(prefix) and k[len(prefix):].split(".")[0] in self._NAMES}
+        return self.load_state_dict(own, strict=strict)
+
+    def forward(self, n: int) -> torch.Tensor:
+        rel = None if self.relative_attention_bias is None else self.relative_attention_bias.weight
+        return tupe_bias(self.pos.weight, self.pos_ln.weight, self.pos_ln.bias, self.pos_q_linear.weight,
+                         self.pos_q_linear.bias, self.pos_k_linear.weight, self.pos_k_linear.bias, rel, n, self.heads,
+                         self.cls, self.scale, self.num_buckets, self.max_distance, self.pos_ln.eps)
+
+
+# ---- T5 buckets ------------------------------------------------------------------------------------
+
+def relative_position_bucket(n: int, num_buckets: int = 32, max_distance: int = 128,
+                             bidirectional: bool = True) -> torch.Tensor:
+    """[n, n] int64: element (i, j) is the T5 bucket of j - i (key minus query), as TUPE's code."""
+    return _P.relative_position_bucket(int(n), int(num_buckets), int(max_distance), bool(bidirectional))
+
+
+class _T5Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, table, n, spec):
+        ctx.rows, ctx.spec, ctx.n = table.shape[0], spec, n
+        return _P.t5_bias(table, n, *spec)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _T5BackFn.apply(g.contiguous(), ctx.rows, ctx.spec), None, None
+
+
+class _T5BackFn(torch.autograd.Function):
+    """The adjoint of _T5Fn (a sum over each bucket); its own adjoint is _T5Fn."""
+
+    @staticmethod
+    def forward(ctx, g, rows, spec):
+        ctx.n, ctx.spec = g.shape[1], spec
+        return _P.t5_bias_backward(g, rows, *spec)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return _T5Fn.apply(gg.contiguous(), ctx.n, ctx.spec), None, None
+
+
+def t5_bias(table: torch.Tensor, n: int, num_buckets: int = 32, max_distance: int = 128,
+            bidirectional: bool = True) -> torch.Tensor:
+    """bias[h, i, j] = table[bucket(j - i), h] for table [rows >= num_buckets, heads]; differentiable."""
+    return _T5Fn.apply(table, int(n), (int(num_buckets), int(max_distance), bool(bidirectional)))
+
+
+# ---- Toeplitz ----------------------------------------------------------------------------------------
+
+class _ToeplitzFn(torch.autograd.Function):
+    """Y = B X, B_ij = b_{j-i}: dX = B^T dY (a Toeplitz product with b reversed), db = correlation."""
+
+    @staticmethod
+    def forward(ctx, b, x, m):
+        ctx.save_for_backward(b, x)
+        ctx.m = m
+        return _P.toeplitz_matmul(b, x, m)
+
+    @staticmethod
+    def backward(ctx, g):
+        b, x = ctx.saved_tensors
+        g = g.contiguous()
+        db = _CorrelateFn.apply(g, x) if ctx.needs_input_grad[0] else None
+        dx = _ToeplitzFn.apply(b.flip(0).contiguous(), g, x.shape[0]) if ctx.needs_input_grad[1] else None
+        return db, dx, None
+
+
+class _CorrelateFn(torch.autograd.Function):
+    """c_d = sum_{i,c} g[i, c] x[i + d, c], d = -(m-1) .. n-1 (the b-gradient of _ToeplitzFn)."""
+
+    @staticmethod
+    def forward(ctx, g, x):
+        ctx.save_for_backward(g, x)
+        return _P.toeplitz_correlate(g, x)
+
+    @staticmethod
+    def backward(ctx, gc):
+        g, x = ctx.saved_tensors
+        gc = gc.contiguous()
+        dg = _ToeplitzFn.apply(gc, x, g.shape[0]) if ctx.needs_input_grad[0] else None
+        dx = _ToeplitzFn.apply(gc.flip(0).contiguous(), g, x.shape[0]) if ctx.needs_input_grad[1] else None
+        return dg, dx
+
+
+def toeplitz_matmul(b: torch.Tensor, x: torch.Tensor, m: Optional[int] = None) -> torch.Tensor:
+    """B X for the m x n Toeplitz matrix B_ij = b_{j-i}, b = [b_{-(m-1)}, ..., b_{n-1}] (length
+    m + n - 1; m defaults to n, i.e. 2n - 1 values), x [n, k] or [n]. O(k P log P) by FFT.
+    Differentiable in b and x (twice, too)."""
+    vec = x.dim() == 1
+    xx = x.unsqueeze(1) if vec else x
+    m = xx.shape[0] if m is None else int(m)
+    y = _ToeplitzFn.apply(b, xx, m)
+    return y.squeeze(1) if vec else y
