@@ -271,9 +271,9 @@ void add_floater(std::vector<row>& rows) {
     o.substeps = huge;
     fl::encoder<double> e(m(), tab::Zero(1, 4), o);
   }));
-  rows.push_back(expect<invalid_argument>("floater::encoder", "options.threads = 0", "threads", [m] {
+  rows.push_back(expect<invalid_argument>("floater::encoder", "options.threads above max_threads", "threads", [m] {
     fl::options o;
-    o.threads = 0;
+    o.threads = posenc::max_threads + 1;
     fl::encoder<double> e(m(), tab::Zero(1, 4), o);
   }));
   rows.push_back(expect<posenc::grid_error>("floater::encoder", "options.times (decreasing)", "times", [m] {
@@ -324,7 +324,8 @@ void add_floater(std::vector<row>& rows) {
     const vec t{0.5};
     e.append_times(t);
   }));
-  rows.push_back(expect<invalid_argument>("floater::encoder::set_threads", "threads = 0", "threads", [enc] { enc().set_threads(0); }));
+  rows.push_back(expect<invalid_argument>("floater::encoder::set_threads", "threads above max_threads", "threads",
+                                          [enc] { enc().set_threads(posenc::max_threads + 1); }));
   rows.push_back(expect<shape_error>("floater::encoder::backprop", "dL_dP (count)", "dL/dP", [enc] {
     const std::vector<tab> g{tab::Zero(3, 4)};
     (void)enc().backprop(g);

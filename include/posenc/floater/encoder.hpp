@@ -288,7 +288,7 @@ class encoder {
 
  private:
   void check_block(std::size_t n, std::string_view where) const {
-    posenc::detail::require(n < blocks(), where, "expected block < ", blocks(), ", got ", n);
+    posenc::detail::require(n < blocks(), where, "n: expected block < ", blocks(), ", got ", n);
   }
   void check_cached(std::size_t L, std::string_view where) const {
     posenc::detail::require(L >= 1, where, "L: expected at least 1 position, got L = 0");
@@ -346,6 +346,7 @@ class encoder {
   static constexpr std::size_t S = ode::stages_v<Scheme>;
   using eigen_backend = default_backend_t<table<T>>;
 
+  /// \cond INTERNAL
   /// Buffers of the batched recomputation: a chunk of nc intervals, each N rows, recomputed as one
   /// batch of nc N rows per stage; rows of (substep s, stage q, interval c, block n) are stacked.
   struct recompute_buffers {
@@ -357,6 +358,7 @@ class encoder {
     table<T> y;                     // B x d: the chunk's states (start, then end of each substep)
     std::vector<double> t0, h;      // per (interval, substep): start time and size
   };
+  /// \endcond
 
   /// Chunk size of the recomputation for L positions, and buffers sized for it.
   std::size_t prepare_recompute(std::size_t L) {

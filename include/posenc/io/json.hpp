@@ -115,8 +115,10 @@ class value {
   [[nodiscard]] std::uint32_t next() const noexcept;
 
  private:
+  /// \cond INTERNAL
   const document* m_doc;
   std::uint32_t m_i;
+  /// \endcond
 };
 
 /// A parsed JSON text: flat nodes pointing into the input (which must outlive the document).
@@ -133,6 +135,7 @@ class document {
   [[nodiscard]] std::uint64_t key_comparisons() const noexcept { return m_key_comparisons; }
 
  private:
+  /// \cond INTERNAL
   friend class value;
   template <class Fail>
   friend class parser;
@@ -145,6 +148,7 @@ class document {
   std::vector<node> m_nodes;
   std::string m_text;
   std::uint64_t m_key_comparisons = 0;
+  /// \endcond
 };
 
 inline kind value::type() const noexcept { return m_doc->m_nodes[m_i].type; }
@@ -184,6 +188,7 @@ class parser {
   }
 
  private:
+  /// \cond INTERNAL
   [[noreturn]] void error(std::string_view msg) {
     m_fail(m_i, msg);
     throw;  // unreachable: m_fail throws. (Re-throw keeps [[noreturn]] honest if it does not.)
@@ -470,6 +475,7 @@ class parser {
   Fail m_fail;
   std::size_t m_max_items;
   document m_doc;
+  /// \endcond
 };
 
 /// Parse text (which must outlive the returned document); fail(offset, message) must throw.
