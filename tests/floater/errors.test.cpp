@@ -12,21 +12,15 @@
 
 #include <posenc/floater.hpp>
 
+#include "message_of.hpp"
+
 #include "floater/common.hpp"
 
 using namespace floater_test;
 namespace fl = posenc::floater;
 
 namespace {
-template <class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const posenc::error& e) {
-    return e.what();
-  }
-  return "";
-}
+using posenc_test::message_of;
 }  // namespace
 
 TEST_CASE("floater rejects zero sizes and mismatched shapes") {

@@ -12,6 +12,8 @@
 #include <posenc/io/npy.hpp>
 #include <posenc/io/safetensors.hpp>
 
+#include "message_of.hpp"
+
 #include "floater/common.hpp"
 
 using namespace floater_test;
@@ -54,15 +56,7 @@ struct torch_like {
   }
 };
 
-template <class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const posenc::error& e) {
-    return e.what();
-  }
-  return "";
-}
+using posenc_test::message_of;
 }  // namespace
 
 TEST_CASE("floater reads the PyTorch state_dict layout with the time column last") {

@@ -9,18 +9,12 @@
 
 #include <posenc/ode/grid.hpp>
 
+#include "message_of.hpp"
+
 namespace ode = posenc::ode;
 
 namespace {
-template <class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const posenc::error& e) {
-    return e.what();
-  }
-  return {};
-}
+using posenc_test::message_of;
 }  // namespace
 
 TEST_CASE("grid: uniform and explicit grids are validated on construction") {

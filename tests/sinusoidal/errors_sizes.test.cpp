@@ -13,20 +13,12 @@
 #include <posenc/rotary.hpp>
 #include <posenc/sinusoidal.hpp>
 
+#include "message_of.hpp"
+
 namespace ps = posenc::sinusoidal;
 
 namespace {
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("(wrong exception: ") + e.what() + ")";
-  }
-  return "(no exception)";
-}
+using posenc_test::message_of;
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 }  // namespace
 

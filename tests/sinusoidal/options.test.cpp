@@ -11,18 +11,12 @@
 #include <posenc/core/error.hpp>
 #include <posenc/sinusoidal/options.hpp>
 
+#include "message_of.hpp"
+
 namespace ps = posenc::sinusoidal;
 
 namespace {
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
+using posenc_test::message_of;
 }  // namespace
 
 TEST_CASE("sinusoidal::pair_count: m = d/2, and each bad argument named in the message") {

@@ -6,6 +6,8 @@
 
 #include <posenc/device/encodings.hpp>
 
+#include "message_of.hpp"
+
 #include <cstddef>
 #include <limits>
 #include <initializer_list>
@@ -15,15 +17,7 @@
 #include <cmath>
 
 namespace {
-template <class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const posenc::error& e) {
-    return e.what();
-  }
-  return {};
-}
+using posenc_test::message_of;
 bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
 #if defined(__has_feature)
