@@ -349,6 +349,15 @@ inline T store(W v) {
   }
 }
 
+/// Hint that the `bytes` bytes at p will be read and written soon (a prefetch of each cache line
+/// on GCC and Clang; nothing elsewhere). Never faults, whatever p.
+inline void prefetch_for_write([[maybe_unused]] const void* p, [[maybe_unused]] std::size_t bytes) {
+#if defined(__GNUC__) || defined(__clang__)
+  const char* c = static_cast<const char*>(p);
+  for (std::size_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, 1);
+#endif
+}
+
 /// Rotate `heads` head vectors starting at base (head h at base + h * head_stride) by the
 /// coefficients cs = (c[0..half), s[0..half)). Returns true if a rotated value is NaN or Inf
 /// (when checking: an input NaN/Inf makes its pair's outputs non-finite; the head is still in L1).
@@ -496,19 +505,31 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   const std::size_t B = q.sizes[0], S = q.sizes[2];
   if (B == 0 || S == 0 || q.sizes[3] == 0) return;
   using W = work_t<T>;
-  // Chunks of 256 positions (their coefficients, 256 KiB for head_dim 128 in double, stay in L2
-  // while every head's 256 contiguous rows stream through); shared by consecutive sequences at the
-  // same offset.
-  constexpr std::size_t chunk = 256;
+  // Chunks of 256 positions: their coefficients (256 KiB for head_dim 128 in double) are formed
+  // once per chunk (shared by consecutive sequences at the same offset) and stay in L2. Within a
+  // chunk, groups of `group` heads go through the chunk's rows together: a row's coefficients are
+  // read once per group, not once per head (they outweigh the row itself: a double per float
+  // entry), while each head of the group streams its rows (contiguous along seq in the usual
+  // [batch, heads, seq, head_dim] layout). The heads are a sequence length apart, so the
+  // hardware prefetchers do not keep up with these short streams: the rows `ahead` rows on are
+  // prefetched explicitly (bench/rotary_apply.bench.cpp: about 1.9x faster in the half layout).
+  // Only the order of the rows changes, not the arithmetic of an entry.
+  constexpr std::size_t chunk = 256, group = 4, ahead = 8;
   coefficients<W> co(f, opt, std::min(S, chunk), std::is_same_v<T, double>);
   const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
+  const std::size_t row_bytes = p.head_dim * sizeof(T);
   bool bad = false;
-  // Per chunk of positions and sequence: head by head, the chunk's rows (contiguous along seq in the
-  // usual [batch, heads, seq, head_dim] layout: a streaming access per head).
-  auto rotate_chunk = [&](T* base, std::ptrdiff_t s_stride, std::size_t n, bool use_k) {
-    for (std::size_t r = 0; r < n; ++r)
-      bad |= rotate_heads<T, W>(base + static_cast<std::ptrdiff_t>(r) * s_stride, 0, 1, use_k ? co.k(r) : co.q(r),
-                                p.half, p.interleaved, p.check_finite);
+  // heads [h0, h0 + g) of the chunk's n rows, base at the chunk's first row of head h0 of q or k
+  auto rotate_group = [&](T* base, std::ptrdiff_t s_stride, std::ptrdiff_t h_stride, std::size_t g, std::size_t n,
+                          bool use_k) {
+    for (std::size_t r = 0; r < n; ++r) {
+      if (r + ahead < n)
+        for (std::size_t h = 0; h < g; ++h)
+          prefetch_for_write(base + static_cast<std::ptrdiff_t>(r + ahead) * s_stride + static_cast<std::ptrdiff_t>(h) * h_stride,
+                             row_bytes);
+      bad |= rotate_heads<T, W>(base + static_cast<std::ptrdiff_t>(r) * s_stride, h_stride, g,
+                                use_k ? co.k(r) : co.q(r), p.half, p.interleaved, p.check_finite);
+    }
   };
   for (std::size_t s0 = 0; s0 < S; s0 += chunk) {
     const std::size_t n = std::min(chunk, S - s0);
@@ -520,12 +541,12 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
         have = o;
       }
       const auto sb = static_cast<std::ptrdiff_t>(b), ss = static_cast<std::ptrdiff_t>(s0);
-      for (std::size_t h = 0; h < qh; ++h)
-        rotate_chunk(q.data + sb * q.strides[0] + static_cast<std::ptrdiff_t>(h) * q.strides[1] + ss * q.strides[2],
-                     q.strides[2], n, false);
-      for (std::size_t h = 0; h < kh; ++h)
-        rotate_chunk(k.data + sb * k.strides[0] + static_cast<std::ptrdiff_t>(h) * k.strides[1] + ss * k.strides[2],
-                     k.strides[2], n, true);
+      for (std::size_t h = 0; h < qh; h += group)
+        rotate_group(q.data + sb * q.strides[0] + static_cast<std::ptrdiff_t>(h) * q.strides[1] + ss * q.strides[2],
+                     q.strides[2], q.strides[1], std::min(group, qh - h), n, false);
+      for (std::size_t h = 0; h < kh; h += group)
+        rotate_group(k.data + sb * k.strides[0] + static_cast<std::ptrdiff_t>(h) * k.strides[1] + ss * k.strides[2],
+                     k.strides[2], k.strides[1], std::min(group, kh - h), n, true);
     }
   }
   if (bad) fail_non_finite(q, k, where);
