@@ -2,6 +2,8 @@
 // The message of the exception a call throws, for tests that check what an error says.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <exception>
 #include <string>
 
@@ -21,6 +23,19 @@ std::string message_of(F&& f) {
     return std::string("(wrong exception: ") + e.what() + ")";
   }
   return "(no exception)";
+}
+
+/// Checks that f() throws an E whose message contains `needle` (fails the test case otherwise; an
+/// exception of another type propagates and fails it too).
+template <class E, class F>
+void expect_error(F&& f, const std::string& needle) {
+  try {
+    f();
+    FAIL_CHECK("no exception; expected one mentioning '" << needle << "'");
+  } catch (const E& e) {
+    const std::string what = e.what();
+    CHECK_MESSAGE(what.find(needle) != std::string::npos, what);
+  }
 }
 
 }  // namespace posenc_test

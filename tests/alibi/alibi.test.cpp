@@ -14,6 +14,8 @@
 
 #include <posenc/alibi.hpp>
 
+#include "message_of.hpp"
+
 namespace pa = posenc::alibi;
 
 namespace {
@@ -41,16 +43,7 @@ std::vector<double> authors_slopes(int n) {
   return r;
 }
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& needle) {
-  try {
-    f();
-    FAIL_CHECK("no exception; expected one mentioning '" << needle << "'");
-  } catch (const E& e) {
-    const std::string what = e.what();
-    CHECK_MESSAGE(what.find(needle) != std::string::npos, what);
-  }
-}
+using posenc_test::expect_error;
 
 long double exact_bias(pa::bias_form form, long double m, long double i, long double j) {
   switch (form) {

@@ -16,6 +16,8 @@
 
 #include <posenc/rotary.hpp>
 
+#include "message_of.hpp"
+
 namespace pr = posenc::rotary;
 using wide = long double;
 
@@ -334,16 +336,7 @@ TEST_CASE("xPos: each entry against a long double transcription and the score cl
 }
 
 namespace {
-template <class E, class F>
-void expect_error(F&& f, const std::string& needle) {
-  try {
-    f();
-    FAIL_CHECK("no exception; expected one mentioning '" << needle << "'");
-  } catch (const E& e) {
-    const std::string what = e.what();
-    CHECK_MESSAGE(what.find(needle) != std::string::npos, what);
-  }
-}
+using posenc_test::expect_error;
 }  // namespace
 
 TEST_CASE("apply bad input: each a named posenc::error with the argument in its message") {
