@@ -576,6 +576,7 @@ class encoder {
     gradients<T> out{flow<T>::zero_like(m_theta), table<T>::Zero(N, D)};
     std::size_t nfev = 0, kept = 0;
     const std::size_t kept_to = std::min(m_keep.intervals, L - 1);
+    m_flow.prepare_pullback();
     upstream(L - 1, lam);
     for (std::size_t jend = L - 1; jend > 0;) {
       // a chunk is either kept (jend <= kept_to) or recomputed, never both

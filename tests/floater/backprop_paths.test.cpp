@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// FLOATER backprop from the forward's kept stages (options::stage_memory) against the
-// recomputing backprop (stage_memory = 0), against finite differences, with a budget that keeps
-// only some intervals, and with a table extended in pieces.
+// The faster routes of FLOATER's backprop against the plain ones: the forward's kept stages
+// (options::stage_memory) against the recomputing backprop (stage_memory = 0), against finite
+// differences, with a budget that keeps only some intervals, and with a table extended in pieces;
+// the fused sparse relu pullback (flow::prepare_pullback) against the two dense products.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -164,4 +165,86 @@ TEST_CASE("floater kept stages of a table extended in pieces equal those of one 
   pieces.set_initial_state(p0);
   CHECK(pieces.kept_intervals() == 0);
   CHECK(pieces.kept_stage_bytes() == 0);
+}
+
+namespace {
+template <class T>
+void check_sparse_pullback(std::size_t d, std::size_t hidden, std::size_t N, std::size_t threads) {
+  auto m = random_mlp<T>(d, hidden, activation::relu, 241 + N, true, true, 1.0);
+  fl::flow<T> f(m, threads);
+  const posenc::matrix<T> g = random_table<T>(N, d, 242), y = random_table<T>(N, d, 243);
+  posenc::matrix<T> z(N, hidden), h(N, hidden), out(N, d);
+  f.evaluate(0.3, y, z, h, out);  // pre-activations of a real evaluation (about half positive)
+  posenc::matrix<T> zd(N, hidden), yd(N, d), zs(N, hidden), ys(N, d);
+  f.pullback(g, z, zd, yd);  // dense: not prepared
+  f.prepare_pullback();
+  f.pullback(g, z, zs, ys);  // fused sparse
+  // zbar: both are the same d-term dot products summed in another order, so they differ by at
+  // most 2 gamma_d sum_i |g_i W2_ij| (gamma_d = d eps); zero where z <= 0 in both, exactly.
+  const double eps = std::numeric_limits<T>::epsilon();
+  const Eigen::MatrixXd ga = g.template cast<double>().cwiseAbs(), w2a = m.w2.template cast<double>().cwiseAbs(),
+                        w1a = m.w1.template cast<double>().cwiseAbs();
+  const Eigen::MatrixXd s2 = ga * w2a;  // N x hidden: sum_i |g_i| |W2_ij|
+  const Eigen::MatrixXd dz = (zs.template cast<double>() - zd.template cast<double>()).cwiseAbs();
+  CHECK((dz.array() <= 2.0 * static_cast<double>(d) * eps * s2.array()).all());
+  for (Eigen::Index r = 0; r < z.rows(); ++r)
+    for (Eigen::Index j = 0; j < z.cols(); ++j)
+      if (!(z(r, j) > T(0))) CHECK((zs(r, j) == T(0) && zd(r, j) == T(0)));
+  // ybar = sum_j zbar_j W1_jk: the reordering of the hidden-unit sum (2 gamma_hidden sum_j |zbar_j
+  // W1_jk|) plus the zbar differences carried through W1 (2 gamma_d sum_j s2_j |W1_jk|).
+  const Eigen::MatrixXd bound = 2.0 * static_cast<double>(hidden) * eps * (zd.template cast<double>().cwiseAbs() * w1a) +
+                                2.0 * static_cast<double>(d) * eps * (s2 * w1a);
+  const Eigen::MatrixXd dy = (ys.template cast<double>() - yd.template cast<double>()).cwiseAbs();
+  CHECK((dy.array() <= bound.array()).all());
+  // the sparse route ran: some hidden unit is inactive in every row (else this tests nothing new)
+  bool some_inactive = false;
+  for (Eigen::Index j = 0; j < z.cols(); ++j) some_inactive = some_inactive || (z.col(j).array() <= T(0)).all();
+  CHECK(some_inactive);
+}
+}  // namespace
+
+TEST_CASE("floater fused sparse relu pullback equals the two dense products") {
+  for (std::size_t threads : {1, 2}) {
+    check_sparse_pullback<double>(64, 96, 1, threads);
+    check_sparse_pullback<double>(64, 96, 2, threads);
+    check_sparse_pullback<float>(512, 512, 1, threads);
+    check_sparse_pullback<float>(40, 70, 2, threads);
+  }
+}
+
+TEST_CASE("floater backprop of one relu block through the sparse pullback equals finite differences") {
+  // N = 1, relu: every stage's pullback takes the fused sparse route. Central differences in
+  // double as above (eps = 1e-5, tolerance 1e-7; no relu kink lies within +-eps of these points).
+  const std::size_t d = 4, hidden = 6, N = 1, L = 5;
+  auto m = random_mlp<double>(d, hidden, activation::relu, 251, true, true, 2.0);
+  auto p0 = random_table<double>(N, d, 252);
+  const auto G = upstream<double>(N, L, d, 253);
+  fl::options opt;
+  opt.delta = 0.1;
+  opt.substeps = 2;
+  fl::encoder<double> enc(m, p0, opt);
+  const auto gr = enc.backprop(G);
+  const double eps = 1e-5;
+  auto loss = [&](const fl::mlp<double>& mm, const posenc::table<double>& pp) {
+    fl::encoder<double> e(mm, pp, opt);
+    return (e.block_table(0, L).array() * G[0].array()).sum();
+  };
+  const posenc::vector<double> v = fl::flatten(m), got = fl::flatten(gr.flow);
+  double worst = 0;
+  for (Eigen::Index i = 0; i < v.size(); ++i) {
+    auto vp = v, vm = v;
+    vp[i] += eps;
+    vm[i] -= eps;
+    fl::mlp<double> mp = m, mn = m;
+    fl::unflatten(vp, mp);
+    fl::unflatten(vm, mn);
+    worst = std::max(worst, std::abs((loss(mp, p0) - loss(mn, p0)) / (2 * eps) - got[i]));
+  }
+  for (Eigen::Index j = 0; j < p0.cols(); ++j) {
+    auto pp = p0, pm = p0;
+    pp(0, j) += eps;
+    pm(0, j) -= eps;
+    worst = std::max(worst, std::abs((loss(m, pp) - loss(m, pm)) / (2 * eps) - gr.p0(0, j)));
+  }
+  CHECK_MESSAGE(worst < 1e-7, "worst finite-difference error ", worst);
 }
