@@ -345,26 +345,42 @@ class encoder {
   /// Intervals whose stages fit in options::stage_memory.
   [[nodiscard]] std::size_t keep_capacity() const noexcept {
     if constexpr (!can_keep) return 0;
-    const std::size_t per = keep_rows_per_interval() * static_cast<std::size_t>(m_p0.cols() + m_theta.w1.rows()) * sizeof(T);
-    return per == 0 ? 0 : m_opt.stage_memory / per;
+    // bytes per interval in long double: the product may exceed size_t for absurd sizes (then none fit)
+    const long double per = static_cast<long double>(keep_rows_per_interval()) *
+                            static_cast<long double>(m_p0.cols() + m_theta.w1.rows()) * sizeof(T);
+    if (!(per >= 1) || per > static_cast<long double>(m_opt.stage_memory)) return 0;
+    return static_cast<std::size_t>(static_cast<long double>(m_opt.stage_memory) / per);
   }
   /// Size the kept rows for the intervals of a table of L positions (within the budget); returns
   /// the number of intervals that may be kept.
+  /// The rows grow geometrically (as the table), so step() after step() copies O(L) rows in total;
+  /// if the allocation fails the intervals not yet kept are simply recomputed by backprop.
   std::size_t reserve_keep(std::size_t L) {
-    const std::size_t want = std::min(L - 1, keep_capacity());
+    const std::size_t cap = keep_capacity();
+    const std::size_t want = std::min(L - 1, cap);
     if (want <= m_keep.intervals) return m_keep.intervals;  // nothing more to keep (budget full or kept)
-    const auto rows = static_cast<Eigen::Index>(want * keep_rows_per_interval());
-    if (m_keep.y.rows() < rows || m_keep.y.cols() != m_p0.cols() || m_keep.z.cols() != m_theta.w1.rows()) {
-      const Eigen::Index old = static_cast<Eigen::Index>(m_keep.intervals * keep_rows_per_interval());
-      matrix<T> y(rows, m_p0.cols()), z(rows, m_theta.w1.rows());
-      if (old > 0 && m_keep.y.cols() == y.cols() && m_keep.z.cols() == z.cols()) {
-        y.topRows(old) = m_keep.y.topRows(old);
-        z.topRows(old) = m_keep.z.topRows(old);
+    const std::size_t per = keep_rows_per_interval();
+    const auto D = static_cast<std::size_t>(m_p0.cols()), Hd = static_cast<std::size_t>(m_theta.w1.rows());
+    const bool same_cols = static_cast<std::size_t>(m_keep.y.cols()) == D && static_cast<std::size_t>(m_keep.z.cols()) == Hd;
+    const std::size_t have = same_cols ? static_cast<std::size_t>(m_keep.y.rows()) / per : 0;
+    if (have < want) {
+      const std::size_t grown = std::max(want, std::min(2 * have, cap));
+      constexpr std::string_view where = "floater::encoder::extend (kept stages)";
+      try {
+        auto y = posenc::detail::allocate_matrix<matrix<T>>(grown * per, D, where, "kept stage rows", "d");
+        auto z = posenc::detail::allocate_matrix<matrix<T>>(grown * per, Hd, where, "kept stage rows", "hidden");
+        const auto old = static_cast<Eigen::Index>(m_keep.intervals * per);
+        if (old > 0 && same_cols) {
+          y.topRows(old) = m_keep.y.topRows(old);
+          z.topRows(old) = m_keep.z.topRows(old);
+        }
+        m_keep.y.swap(y);
+        m_keep.z.swap(z);
+      } catch (const posenc::error&) {
+        return m_keep.intervals;  // no memory for more: recompute the rest
       }
-      m_keep.y.swap(y);
-      m_keep.z.swap(z);
-      if (m_keep.h.rows() != m_p0.rows() || m_keep.h.cols() != m_theta.w1.rows()) m_keep.h.resize(m_p0.rows(), m_theta.w1.rows());
     }
+    if (m_keep.h.rows() != m_p0.rows() || static_cast<std::size_t>(m_keep.h.cols()) != Hd) m_keep.h.resize(m_p0.rows(), m_theta.w1.rows());
     return want;
   }
 
