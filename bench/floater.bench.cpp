@@ -8,7 +8,8 @@
 // code), and the bare matrix products alone (the roofline: the same GEMM/GEMV count, nothing else).
 // FLOPs per table: (L - 1) * 5 substeps * 4 stages * N * 4 * d * hidden (two products of
 // 2 d hidden flops each per row; bias, activation and stage sums are O(N d) and not counted).
-// Arguments: /N/L/threads. Eigen's own OpenMP threading is switched off (Eigen::setNbThreads(1))
+// Arguments: /N/L/threads (and /stage_MiB for the posenc encoder: options::stage_memory in MiB,
+// the forward stages kept for backprop; 256 is the default, 0 recomputes them). Eigen's own OpenMP threading is switched off (Eigen::setNbThreads(1))
 // so that `threads` is the only parallelism. Run with --benchmark_min_time=0.1.
 // GCC 12 reports a false -Wmaybe-uninitialized inside its own AVX-512 intrinsics when Eigen's
 // kernels are inlined with -march=native; it is not about this code.
@@ -63,6 +64,7 @@ void BM_floater_forward(benchmark::State& state) {
   const auto N = static_cast<std::size_t>(state.range(0)), L = static_cast<std::size_t>(state.range(1));
   fl::options opt;  // reference: delta 0.01, 5 substeps, rk4_38
   opt.threads = static_cast<std::size_t>(state.range(2));
+  if (state.range(3) >= 0) opt.stage_memory = static_cast<std::size_t>(state.range(3)) << 20;
   const auto p0 = bench_p0<T>(N);
   fl::encoder<T> enc(bench_mlp<T>(), p0, opt);
   for (auto _ : state) {
@@ -71,6 +73,7 @@ void BM_floater_forward(benchmark::State& state) {
     benchmark::DoNotOptimize(enc.trajectory().data());
   }
   set_counters(state, table_flops(N, L));
+  state.counters["kept_MiB"] = static_cast<double>(enc.kept_stage_bytes()) / (1 << 20);
 }
 
 template <class T>
@@ -79,6 +82,7 @@ void BM_floater_forward_backward(benchmark::State& state) {
   const auto N = static_cast<std::size_t>(state.range(0)), L = static_cast<std::size_t>(state.range(1));
   fl::options opt;
   opt.threads = static_cast<std::size_t>(state.range(2));
+  if (state.range(3) >= 0) opt.stage_memory = static_cast<std::size_t>(state.range(3)) << 20;
   const auto p0 = bench_p0<T>(N);
   fl::encoder<T> enc(bench_mlp<T>(), p0, opt);
   std::vector<posenc::table<T>> G;
@@ -90,8 +94,11 @@ void BM_floater_forward_backward(benchmark::State& state) {
     auto g = enc.backprop(G);
     benchmark::DoNotOptimize(g.flow.w1.data());
   }
-  // forward + recomputation + backward products + weight-gradient products: ~4x the table's
-  set_counters(state, 4 * table_flops(N, L));
+  // forward + backward products + weight-gradient products: 3x the table's (+ 1x for the
+  // recomputation of the intervals whose stages were not kept)
+  const double kept = static_cast<double>(enc.kept_intervals()) / static_cast<double>(L - 1);
+  set_counters(state, (4 - kept) * table_flops(N, L));
+  state.counters["kept_MiB"] = static_cast<double>(enc.kept_stage_bytes()) / (1 << 20);
 }
 
 /// The roofline: only the matrix products of a table, split over the same threads and with the
@@ -176,7 +183,24 @@ void BM_odeint_forward(benchmark::State& state) {
   BENCHMARK_TEMPLATE(fn, double)->ArgNames({"N", "L", "threads"})->Args({1, 512, 1})->Args({1, 512, 2})     \
       ->Args({18, 512, 1})->Args({18, 512, 2})->Args({1, 2048, 2})->Unit(benchmark::kMillisecond)->UseRealTime()
 
-FLOATER_ARGS(BM_floater_forward);
+// posenc's encoder: /N/L/threads/stage_MiB (256: the default budget, which keeps every stage for
+// one block and about a third for 18 blocks at L = 512; 2048 keeps all for 18 blocks, 1.5 GB in
+// f64; 0 keeps none: the recomputing backprop).
+#define FLOATER_ENCODER_ARGS(fn)                                                                               \
+  BENCHMARK_TEMPLATE(fn, float)->ArgNames({"N", "L", "threads", "stage_MiB"})->Args({1, 512, 1, 256})       \
+      ->Args({1, 512, 2, 256})->Args({18, 512, 1, 256})->Args({18, 512, 2, 256})->Args({18, 512, 1, 2048})   \
+      ->Args({18, 512, 2, 2048})->Args({1, 512, 1, 0})->Args({18, 512, 1, 0})                                \
+      ->Unit(benchmark::kMillisecond)->UseRealTime();                                                        \
+  BENCHMARK_TEMPLATE(fn, double)->ArgNames({"N", "L", "threads", "stage_MiB"})->Args({1, 512, 1, 256})      \
+      ->Args({1, 512, 2, 256})->Args({18, 512, 1, 256})->Args({18, 512, 2, 256})->Args({18, 512, 1, 2048})   \
+      ->Args({18, 512, 2, 2048})->Args({1, 512, 1, 0})->Args({18, 512, 1, 0})                                \
+      ->Unit(benchmark::kMillisecond)->UseRealTime()
+
+FLOATER_ENCODER_ARGS(BM_floater_forward);
+BENCHMARK_TEMPLATE(BM_floater_forward, float)->ArgNames({"N", "L", "threads", "stage_MiB"})->Args({1, 2048, 2, 256})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_floater_forward, double)->ArgNames({"N", "L", "threads", "stage_MiB"})->Args({1, 2048, 2, 256})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 FLOATER_ARGS(BM_gemm_only);
 
 BENCHMARK_TEMPLATE(BM_odeint_forward, float)->ArgNames({"N", "L"})->Args({1, 512})->Args({18, 512})->Args({1, 2048})
@@ -184,7 +208,4 @@ BENCHMARK_TEMPLATE(BM_odeint_forward, float)->ArgNames({"N", "L"})->Args({1, 512
 BENCHMARK_TEMPLATE(BM_odeint_forward, double)->ArgNames({"N", "L"})->Args({1, 512})->Args({18, 512})->Args({1, 2048})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 
-BENCHMARK_TEMPLATE(BM_floater_forward_backward, float)->ArgNames({"N", "L", "threads"})->Args({1, 512, 1})
-    ->Args({1, 512, 2})->Args({18, 512, 1})->Args({18, 512, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_TEMPLATE(BM_floater_forward_backward, double)->ArgNames({"N", "L", "threads"})->Args({1, 512, 1})
-    ->Args({1, 512, 2})->Args({18, 512, 1})->Args({18, 512, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+FLOATER_ENCODER_ARGS(BM_floater_forward_backward);

@@ -45,6 +45,13 @@ struct options {
                                 ///< (non-equidistant positions); delta is then unused.
   std::size_t threads = 1;      ///< threads for the matrix products: 0 = all hardware threads, n >= 1 =
                                 ///< n (posenc/core/thread_pool.hpp). Default 1: no thread is started.
+  /// Bytes of forward stage data the encoder may keep for backprop (default 256 MiB; 0: keep
+  /// none). While the table is computed, every stage input Y (N x d) and pre-activation z (N x
+  /// hidden) of the first intervals is kept, (d + hidden) * sizeof(T) bytes per block and stage,
+  /// i.e. substeps * stages * N * (d + hidden) * sizeof(T) per interval, as long as they fit in
+  /// this budget; backprop reads them instead of recomputing the forward. Intervals beyond the
+  /// budget are recomputed from the cached table as before. Only for schemes without FSAL.
+  std::size_t stage_memory = std::size_t{256} << 20;
 };
 
 /// Validate the options (the one check the host encoder and posenc::device::floater::forward
@@ -92,6 +99,8 @@ struct gradient_info {
   std::size_t positions = 0;        ///< L
   std::size_t rhs_evaluations = 0;  ///< batched evaluations of h (forward recomputation and/or adjoint)
   std::size_t stored_rows = 0;      ///< rows of stage data held at once (the checkpoint memory)
+  std::size_t kept_intervals = 0;   ///< intervals whose forward stages were read from the kept
+                                    ///< stage data (options::stage_memory) instead of recomputed
 };
 
 /// The FLOATER encoder: N blocks sharing theta, each from its own p^(n)(0).
@@ -133,6 +142,12 @@ class encoder {
   [[nodiscard]] double time(std::size_t i) const noexcept { return m_grid.time(i); }
   /// The grid (t_i = i delta or the explicit times).
   [[nodiscard]] const ode::grid& time_grid() const noexcept { return m_grid; }
+  /// Intervals (from position 0) whose forward stages are kept for backprop (options::stage_memory).
+  [[nodiscard]] std::size_t kept_intervals() const noexcept { return m_keep.intervals; }
+  /// Bytes of stage data kept now: kept_intervals() * substeps * stages * N * (d + hidden) * sizeof(T).
+  [[nodiscard]] std::size_t kept_stage_bytes() const noexcept {
+    return m_keep.intervals * keep_rows_per_interval() * static_cast<std::size_t>(m_p0.cols() + m_theta.w1.rows()) * sizeof(T);
+  }
 
   /// Replace theta (same shapes) and drop the cache.
   void set_parameters(mlp<T> theta) {
@@ -174,11 +189,19 @@ class encoder {
     m_grid.require_points(L, where);
     m_flow.set_parameters(m_theta);
     reserve_rows(L);
+    const std::size_t keep_to = reserve_keep(L);  // intervals < keep_to keep their stages
     const Eigen::Index nd = m_p0.size();
     for (std::size_t i = m_len; i < L; ++i) {
       const double t1 = time(i);
       m_stepper.reset();
-      m_grid.for_each_substep(i, m_opt.substeps, [&](std::size_t, double ts, double hs) { m_stepper.step(m_flow, ts, m_y, hs); });
+      if (i - 1 < keep_to && i - 1 == m_keep.intervals) {
+        // the same evaluations, writing z and Y into the kept rows of interval i - 1
+        keeping_rhs rhs{this, static_cast<Eigen::Index>((i - 1) * keep_rows_per_interval())};
+        m_grid.for_each_substep(i, m_opt.substeps, [&](std::size_t, double ts, double hs) { m_stepper.step(rhs, ts, m_y, hs); });
+        m_keep.intervals = i;
+      } else {
+        m_grid.for_each_substep(i, m_opt.substeps, [&](std::size_t, double ts, double hs) { m_stepper.step(m_flow, ts, m_y, hs); });
+      }
       if (!m_y.allFinite())
         posenc::detail::fail<non_finite_error>(where, "the solution became non-finite (NaN or Inf) at position ", i,
                                                " (t = ", t1, "); the dynamics or delta are too large");
@@ -307,7 +330,73 @@ class encoder {
     m_y = m_p0;
     m_len = 1;
     m_stepper.resize_like(m_y);
+    m_keep.intervals = 0;
   }
+
+  // ---- kept forward stages (options::stage_memory) ---------------------------------------------
+
+  /// Forward stages are kept only where the stepper evaluates each stage once per step, in order
+  /// (no FSAL reuse across steps), so the k-th call of a step is stage k.
+  static constexpr bool can_keep = !ode::is_fsal<Scheme>();
+
+  [[nodiscard]] std::size_t keep_rows_per_interval() const noexcept {
+    return m_opt.substeps * S * static_cast<std::size_t>(m_p0.rows());
+  }
+  /// Intervals whose stages fit in options::stage_memory.
+  [[nodiscard]] std::size_t keep_capacity() const noexcept {
+    if constexpr (!can_keep) return 0;
+    // bytes per interval in long double: the product may exceed size_t for absurd sizes (then none fit)
+    const long double per = static_cast<long double>(keep_rows_per_interval()) *
+                            static_cast<long double>(m_p0.cols() + m_theta.w1.rows()) * sizeof(T);
+    if (!(per >= 1) || per > static_cast<long double>(m_opt.stage_memory)) return 0;
+    return static_cast<std::size_t>(static_cast<long double>(m_opt.stage_memory) / per);
+  }
+  /// Size the kept rows for the intervals of a table of L positions (within the budget); returns
+  /// the number of intervals that may be kept.
+  /// The rows grow geometrically (as the table), so step() after step() copies O(L) rows in total;
+  /// if the allocation fails the intervals not yet kept are simply recomputed by backprop.
+  std::size_t reserve_keep(std::size_t L) {
+    const std::size_t cap = keep_capacity();
+    const std::size_t want = std::min(L - 1, cap);
+    if (want <= m_keep.intervals) return m_keep.intervals;  // nothing more to keep (budget full or kept)
+    const std::size_t per = keep_rows_per_interval();
+    const auto D = static_cast<std::size_t>(m_p0.cols()), Hd = static_cast<std::size_t>(m_theta.w1.rows());
+    const bool same_cols = static_cast<std::size_t>(m_keep.y.cols()) == D && static_cast<std::size_t>(m_keep.z.cols()) == Hd;
+    const std::size_t have = same_cols ? static_cast<std::size_t>(m_keep.y.rows()) / per : 0;
+    if (have < want) {
+      const std::size_t grown = std::max(want, std::min(2 * have, cap));
+      constexpr std::string_view where = "floater::encoder::extend (kept stages)";
+      try {
+        auto y = posenc::detail::allocate_matrix<matrix<T>>(grown * per, D, where, "kept stage rows", "d");
+        auto z = posenc::detail::allocate_matrix<matrix<T>>(grown * per, Hd, where, "kept stage rows", "hidden");
+        const auto old = static_cast<Eigen::Index>(m_keep.intervals * per);
+        if (old > 0 && same_cols) {
+          y.topRows(old) = m_keep.y.topRows(old);
+          z.topRows(old) = m_keep.z.topRows(old);
+        }
+        m_keep.y.swap(y);
+        m_keep.z.swap(z);
+      } catch (const posenc::error&) {
+        return m_keep.intervals;  // no memory for more: recompute the rest
+      }
+    }
+    if (m_keep.h.rows() != m_p0.rows() || static_cast<std::size_t>(m_keep.h.cols()) != Hd) m_keep.h.resize(m_p0.rows(), m_theta.w1.rows());
+    return want;
+  }
+
+  /// The right-hand side of a kept interval: h(t, y) exactly as flow::operator() computes it
+  /// (flow::evaluate), with z written into the kept rows and Y copied beside it.
+  struct keeping_rhs {
+    encoder* self;
+    Eigen::Index row;
+    void operator()(double t, const table<T>& y, table<T>& dydt) {
+      if (dydt.rows() != y.rows() || dydt.cols() != y.cols()) dydt.resize(y.rows(), y.cols());
+      const Eigen::Index N = y.rows();
+      self->m_keep.y.middleRows(row, N) = y;
+      self->m_flow.evaluate(t, y, self->m_keep.z.middleRows(row, N), self->m_keep.h, dydt);
+      row += N;
+    }
+  };
 
   void reserve_rows(std::size_t L) {
     constexpr std::string_view where = "floater::encoder::extend";
@@ -422,11 +511,7 @@ class encoder {
     const std::size_t k = m_opt.substeps;
     const auto Bc = static_cast<Eigen::Index>(nc) * N;
     for (std::size_t c = 0; c < nc; ++c) m_rc.y.middleRows(static_cast<Eigen::Index>(c) * N, N) = checkpoint(j0 + c);
-    for (std::size_t c = 0; c < nc; ++c)
-      m_grid.for_each_substep(j0 + c + 1, k, [&](std::size_t s, double ts, double hs) {
-        m_rc.t0[c * k + s] = ts;
-        m_rc.h[c * k + s] = hs;
-      });
+    substep_sizes(j0, nc);
     for (std::size_t s = 0; s < k; ++s) {
       [&]<std::size_t... Q>(std::index_sequence<Q...>) { (recompute_stage<Q>(s, nc, Bc), ...); }(std::make_index_sequence<S>{});
       constexpr auto& terms = ode::solution_terms<Scheme>;
@@ -434,6 +519,41 @@ class encoder {
         set_coefficients(c, ode::solution_weights<T, Scheme>(m_rc.h[c * k + s]), std::make_index_sequence<terms.index.size()>{});
       rows_stage_sum(m_rc.y.topRows(Bc), Bc, terms);
     }
+  }
+
+  /// m_rc.t0 / m_rc.h: start time and size of every substep of intervals j0 .. j0 + nc - 1.
+  void substep_sizes(std::size_t j0, std::size_t nc) {
+    const std::size_t k = m_opt.substeps;
+    for (std::size_t c = 0; c < nc; ++c)
+      m_grid.for_each_substep(j0 + c + 1, k, [&](std::size_t s, double ts, double hs) {
+        m_rc.t0[c * k + s] = ts;
+        m_rc.h[c * k + s] = hs;
+      });
+  }
+
+  /// Row of (substep s, stage q, interval c) in a kept chunk, relative to its first row: the kept
+  /// layout ((c * substeps + s) * S + q) * N.
+  Eigen::Index kept_row(std::size_t s, std::size_t q, std::size_t c) const {
+    return static_cast<Eigen::Index>(((c * m_opt.substeps + s) * S + q) * blocks());
+  }
+
+  /// A kept chunk (intervals j0 .. j0 + nc - 1 < kept_intervals()): instead of recompute(), the
+  /// stage times (m_rc.ts) and activations h = sigma(z) (m_rc.hs) in the kept layout, from the
+  /// kept z; the stage inputs and pre-activations are read from m_keep directly.
+  void load_kept(std::size_t j0, std::size_t nc) {
+    const Eigen::Index N = m_p0.rows();
+    const std::size_t k = m_opt.substeps;
+    substep_sizes(j0, nc);
+    for (std::size_t c = 0; c < nc; ++c)
+      for (std::size_t s = 0; s < k; ++s)
+        [&]<std::size_t... Q>(std::index_sequence<Q...>) {
+          ((m_rc.ts.segment(kept_row(s, Q, c), N)
+                .setConstant(static_cast<T>(m_rc.t0[c * k + s] + static_cast<double>(Scheme::coefficients.c[Q]) * m_rc.h[c * k + s]))),
+           ...);
+        }(std::make_index_sequence<S>{});
+    const auto used = static_cast<Eigen::Index>(nc * keep_rows_per_interval());
+    const auto base = static_cast<Eigen::Index>(j0 * keep_rows_per_interval());
+    detail::activate(m_theta.act, m_keep.z.middleRows(base, used), m_rc.hs.topRows(used));
   }
 
   template <std::size_t Q>
@@ -470,39 +590,56 @@ class encoder {
     constexpr auto needed = ode::needed_stages<Scheme>();
 
     gradients<T> out{flow<T>::zero_like(m_theta), table<T>::Zero(N, D)};
-    std::size_t nfev = 0;
+    std::size_t nfev = 0, kept = 0;
+    const std::size_t kept_to = std::min(m_keep.intervals, L - 1);
+    m_flow.prepare_pullback();
     upstream(L - 1, lam);
     for (std::size_t jend = L - 1; jend > 0;) {
-      const std::size_t j0 = jend > chunk ? jend - chunk : 0, nc = jend - j0;
-      // 1. recompute the stages of intervals j0 .. jend-1 from their checkpoints, all at once
-      recompute(j0, nc);
-      nfev += nc * k * S;
+      // a chunk is either kept (jend <= kept_to) or recomputed, never both
+      const std::size_t lo = jend > kept_to ? kept_to : 0;
+      const std::size_t j0 = jend - lo > chunk ? jend - chunk : lo, nc = jend - j0;
+      const bool from_kept = jend <= kept_to;
+      const auto base = from_kept ? static_cast<Eigen::Index>(j0 * keep_rows_per_interval()) : Eigen::Index{0};
+      // 1. the stages of intervals j0 .. jend-1: kept by the forward, or recomputed from their
+      //    checkpoints all at once
+      if (from_kept) {
+        load_kept(j0, nc);
+        kept += nc;
+      } else {
+        recompute(j0, nc);
+        nfev += nc * k * S;
+      }
+      const auto row = [&](std::size_t s, std::size_t q, std::size_t c) {
+        return from_kept ? kept_row(s, q, c) : stacked_row(s, q, c, nc);
+      };
+      const matrix<T>& zsrc = from_kept ? m_keep.z : m_rc.zs;
       // 2. reverse through the steps (ode::reverse_step), interval by interval, stacking the
       //    stage cotangents for the weight gradient
       for (std::size_t c = nc; c-- > 0;) {
         for (std::size_t s = k; s-- > 0;) {
           for (std::size_t q = 0; q < S; ++q)
             if (!needed[q]) {  // a stage that does not reach y_new contributes nothing
-              gs.middleRows(stacked_row(s, q, c, nc), N).setZero();
-              zb.middleRows(stacked_row(s, q, c, nc), N).setZero();
+              gs.middleRows(row(s, q, c), N).setZero();
+              zb.middleRows(row(s, q, c), N).setZero();
             }
           ode::reverse_step<Scheme, eigen_backend>(lam, m_rc.h[c * k + s], ybar, kbar,
                                                    [&](std::size_t q, const table<T>& kb, table<T>& Yb) {
-                                                     const Eigen::Index r = stacked_row(s, q, c, nc);
+                                                     const Eigen::Index r = row(s, q, c);
                                                      gs.middleRows(r, N) = kb;
-                                                     m_flow.pullback(kb, m_rc.zs.middleRows(r, N), zb.middleRows(r, N), Yb);
+                                                     m_flow.pullback(kb, zsrc.middleRows(base + r, N), zb.middleRows(r, N), Yb);
                                                    });
         }
         upstream(j0 + c, lam);
       }
       // 3. weight gradients of the whole chunk: two matrix products (the flow's batched VJP)
       const auto used = static_cast<Eigen::Index>(nc * k * S * blocks());
-      m_flow.accumulate(gs.topRows(used), m_rc.hs.topRows(used), zb.topRows(used), m_rc.ys.topRows(used),
+      const matrix<T>& ysrc = from_kept ? m_keep.y : m_rc.ys;
+      m_flow.accumulate(gs.topRows(used), m_rc.hs.topRows(used), zb.topRows(used), ysrc.middleRows(base, used),
                         m_rc.ts.head(used), out.flow);
       jend = j0;
     }
     out.p0 = lam;
-    if (info) *info = gradient_info{L, nfev, static_cast<std::size_t>(R)};
+    if (info) *info = gradient_info{L, nfev, static_cast<std::size_t>(R), kept};
     return out;
   }
 
@@ -529,6 +666,14 @@ class encoder {
   ode::grid m_grid;
   flow<T> m_flow;
   recompute_buffers m_rc;
+  /// \cond INTERNAL
+  struct kept_stages {
+    matrix<T> y, z;             // rows ((interval * substeps + s) * S + q) * N + n: Y and z of each stage
+    matrix<T> h;                // N x hidden scratch activations of the keeping forward
+    std::size_t intervals = 0;  // intervals 0 .. intervals-1 are kept
+  };
+  /// \endcond
+  kept_stages m_keep;
   ode::explicit_rk<Scheme, table<T>> m_stepper;
   table<T> m_y;
   matrix<T> m_traj;

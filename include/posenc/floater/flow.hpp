@@ -259,7 +259,22 @@ class flow {
       : m_theta(&theta), m_pool(resolve_threads(threads, "floater::flow")) {}
 
   [[nodiscard]] const mlp<T>& parameters() const noexcept { return *m_theta; }
-  void set_parameters(const mlp<T>& theta) noexcept { m_theta = &theta; }
+  void set_parameters(const mlp<T>& theta) noexcept {
+    m_theta = &theta;
+    m_w2t_ready = false;
+  }
+
+  /// Most rows for which pullback takes the fused sparse route (relu, after prepare_pullback):
+  /// with one or two rows about half or a quarter of the hidden units are inactive in every row.
+  static constexpr Eigen::Index sparse_pullback_rows = 2;
+
+  /// Copy W2 transposed (hidden x d) for the fused pullback; call after the parameters are final
+  /// (set_parameters and any change of the parameters' values invalidate it: call it again).
+  /// Without it, pullback always takes the two dense products.
+  void prepare_pullback() {
+    m_w2t = m_theta->w2.transpose();
+    m_w2t_ready = true;
+  }
   void set_threads(std::size_t threads) { m_pool.reset(resolve_threads(threads, "floater::flow::set_threads")); }
   [[nodiscard]] std::size_t threads() const noexcept { return m_pool.size(); }
 
@@ -309,8 +324,17 @@ class flow {
 
   /// Pull a cotangent g of h's output (N x d) back through h at a point whose pre-activations
   /// are z: zbar = (g W2) * sigma'(z) (N x hidden), ybar = zbar W1 (N x d). Threaded.
+  /// For relu with N <= sparse_pullback_rows rows after prepare_pullback(), one fused pass over the
+  /// hidden units j that are active (z_nj > 0) in some row: zbar_nj = <g_n, W2[:, j]> (0 where
+  /// z_nj <= 0) and ybar_n += zbar_nj W1[j, :], reading only the active rows of W2^T and W1 (about
+  /// half of the weights for one row); each thread sums its share of j into its own partial ybar,
+  /// added in thread order. Equal to the dense route up to the order of the sums (same terms).
   void pullback(cref g, cref z, ref zbar, ref ybar) {
     const mlp<T>& th = *m_theta;
+    if (m_w2t_ready && th.act == activation::relu && g.rows() <= sparse_pullback_rows) {
+      pullback_relu_sparse(g, z, zbar, ybar);
+      return;
+    }
     auto job1 = [&](std::size_t p, std::size_t n) {
       const auto [b, e] = split_range(th.w1.rows(), p, n);
       if (e <= b) return;
@@ -384,6 +408,41 @@ class flow {
   }
 
  private:
+  void pullback_relu_sparse(cref g, cref z, ref zbar, ref ybar) {
+    const mlp<T>& th = *m_theta;
+    const Eigen::Index N = g.rows(), D = th.w1.cols();
+    const std::size_t parts = m_pool.size();
+    if (m_part.rows() != static_cast<Eigen::Index>(parts) * N || m_part.cols() != D)
+      m_part.resize(static_cast<Eigen::Index>(parts) * N, D);
+    auto job = [&](std::size_t p, std::size_t n) {
+      const auto [b, e] = split_range(th.w1.rows(), p, n);
+      auto yp = m_part.middleRows(static_cast<Eigen::Index>(p) * N, N);
+      yp.setZero();
+      for (Eigen::Index j = b; j < e; ++j) {
+        bool any = false;
+        for (Eigen::Index r = 0; r < N; ++r) any = any || z(r, j) > T(0);
+        if (!any) {
+          zbar.col(j).setZero();
+          continue;
+        }
+        const auto w2 = m_w2t.row(j);
+        const auto w1 = th.w1.row(j);
+        for (Eigen::Index r = 0; r < N; ++r) {
+          if (z(r, j) > T(0)) {
+            const T s = g.row(r).dot(w2);
+            zbar(r, j) = s;
+            yp.row(r) += s * w1;
+          } else {
+            zbar(r, j) = T(0);
+          }
+        }
+      }
+    };
+    m_pool.run(job);
+    ybar = m_part.topRows(N);
+    for (std::size_t p = 1; p < parts; ++p) ybar += m_part.middleRows(static_cast<Eigen::Index>(p) * N, N);
+  }
+
   /// x(i, j) = (x(i, j) + b(j)) + t(i) w(j): the one order of the bias and time terms, one pass per row.
   template <class X, class B, class W>
   static void add_bias_time(X& x, const B& b, bool with_time, const vref& t, const W& w) {
@@ -406,6 +465,8 @@ class flow {
   const mlp<T>* m_theta;
   pool_handle m_pool;
   matrix<T> m_z, m_h, m_g;
+  matrix<T> m_w2t, m_part;  // W2^T for the fused pullback; per-thread partial ybar
+  bool m_w2t_ready = false;
   table<T> m_out;
   vector<T> m_t;
 };
