@@ -140,9 +140,9 @@ def floater(args):
             T = "float" if dt_name == "f32" else "double"
             reps = max(1, args.reps // 2)
             row("floater", "forward " + case, "torchdiffeq odeint", median_time(fwd, reps),
-                "BM_floater_forward<%s>/N:%d/L:%d/threads:%d$" % (T, blocks, L, args.threads))
+                "BM_floater_forward<%s>/N:%d/L:%d/threads:%d/stage_MiB:256$" % (T, blocks, L, args.threads))
             row("floater", "fwd+bwd " + case, "torchdiffeq autograd", median_time(fwd_bwd, reps),
-                "BM_floater_forward_backward<%s>/N:%d/L:%d/threads:%d$" % (T, blocks, L, args.threads))
+                "BM_floater_forward_backward<%s>/N:%d/L:%d/threads:%d/stage_MiB:256$" % (T, blocks, L, args.threads))
 
 
 # ---- TUPE -------------------------------------------------------------------------------------
