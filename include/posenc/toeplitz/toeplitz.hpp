@@ -15,6 +15,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <numbers>
+#include <optional>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -348,6 +350,7 @@ class product_plan {
       m_xr.assign(h + 1, real(0));
       m_xi.assign(h + 1, real(0));
       for (auto* v : {&m_ar, &m_ai, &m_br, &m_bi}) v->assign(h, real(0));
+      if (fft::batch_plan<real>::width() >= 2 && fft::batch_plan<real>::supported(h)) m_batch.emplace(h);
     }
     set_coefficients(B);
   }
@@ -427,7 +430,21 @@ class product_plan {
     const Eigen::Index k = x.cols();
     if constexpr (!is_complex_v<S> && !is_complex_v<XS>) {
       if (m_real) {
-        for (Eigen::Index c = 0; c < k; ++c)
+        Eigen::Index c = 0;
+        // Full batches of W columns in the SIMD lanes (X and Y with direct access); a remainder
+        // of at least W/2 columns runs as one more batch with empty lanes, a smaller one column
+        // by column.
+        if constexpr ((DX::Flags & Eigen::DirectAccessBit) != 0 && (DY::Flags & Eigen::DirectAccessBit) != 0) {
+          if (m_batch) {
+            const auto W = static_cast<Eigen::Index>(fft::batch_plan<real>::width());
+            for (; c + W <= k; c += W) batch_columns(x, y, c, W);
+            if (2 * (k - c) >= W) {
+              batch_columns(x, y, c, k - c);
+              c = k;
+            }
+          }
+        }
+        for (; c < k; ++c)
           real_column([&](Eigen::Index i) { return x.coeff(i, c); }, [&](Eigen::Index i, real v) { y.coeffRef(i, c) = v; },
                       column_pointer(x, c), column_pointer(y, c));
       } else {
@@ -516,6 +533,40 @@ class product_plan {
   void fused_spectral_step() {
     detail::fused_spectral_step(static_cast<std::ptrdiff_t>(m_p / 2), m_zr.data(), m_zi.data(), m_xr.data(), m_xi.data(),
                                 m_ar.data(), m_ai.data(), m_br.data(), m_bi.data());
+  }
+
+  // Real path for columns c .. c+cnt-1 (cnt <= W; X and Y with direct access) in the lanes of
+  // the batch plan: pack column c+l as z_j = x_{2j} + i x_{2j+1} into lane l, W forward
+  // transforms, the fused spectral step on lane packs, W inverse transforms, unpack. Row- and
+  // column-major storage run the same operations (only the element step differs).
+  template <class DX, class DY>
+  void batch_columns(const DX& x, DY& y, Eigen::Index c, Eigen::Index cnt) {
+    constexpr std::size_t W = fft::batch_plan<real>::width();
+    auto& bp = *m_batch;
+    const real* src[W] = {};
+    real* dst[W] = {};
+    std::size_t sstep[W] = {}, dstep[W] = {};
+    const auto used = static_cast<std::size_t>(cnt);
+    for (std::size_t l = 0; l < used; ++l) {
+      const Eigen::Index col = c + static_cast<Eigen::Index>(l);
+      std::tie(src[l], sstep[l]) = strided_column(x, col);
+      std::tie(dst[l], dstep[l]) = strided_column(y, col);
+    }
+    bp.pack_real(src, sstep, used, m_cols);
+    bp.forward();
+    bp.conj_pair_map(m_ar.data(), m_ai.data(), m_br.data(), m_bi.data());
+    bp.inverse();
+    bp.unpack_real(dst, dstep, used, m_rows);
+  }
+
+  // (pointer to element (0, c), step between rows) for a real matrix with direct access.
+  template <class D>
+  static auto strided_column(D& m, Eigen::Index c) {
+    using M = std::remove_cv_t<D>;
+    using P = std::conditional_t<std::is_const_v<D>, const real*, real*>;
+    const Eigen::Index row_step = M::IsRowMajor ? m.outerStride() : m.innerStride();
+    const Eigen::Index col_step = M::IsRowMajor ? m.innerStride() : m.outerStride();
+    return std::pair<P, std::size_t>(m.data() + c * col_step, static_cast<std::size_t>(row_step));
   }
 
   // Real path for one real column: get(i) reads input row i, put(i, v) stores output row i;
@@ -614,6 +665,7 @@ class product_plan {
   std::vector<real> m_wr, m_wi;  // exp(-2 pi i k / P), k <= P/2 (real path)
   std::vector<real> m_xr, m_xi;  // half spectrum of a column (real path)
   std::vector<real> m_ar, m_ai, m_br, m_bi;  // alpha_k, beta_k of the fused spectral step (real path)
+  std::optional<fft::batch_plan<real>> m_batch;  // real path, lane width >= 2: columns in lanes
 };
 
 /// One-shot B X (builds a plan: allocates; reuse a product_plan for repeated products).
