@@ -588,6 +588,10 @@ class batch {
   }
   [[nodiscard]] std::size_t size() const noexcept { return m_n; }
 
+  /// Forward transforms of the W-lane arrays (re, im) with (wr, wi) as ping-pong arrays (n*W
+  /// scalars each); returns true if the result is in (wr, wi).
+  bool run(T* re, T* im, T* wr, T* wi) const { return m_s.template run<V, W>(re, im, wr, wi); }
+
   /// Forward transforms of the W-lane arrays (re, im), in place; (wr, wi) are n*W-scalar work arrays.
   void forward(T* re, T* im, T* wr, T* wi) const {
     if (m_s.template run<V, W>(re, im, wr, wi)) {
@@ -913,10 +917,21 @@ class batch_plan {
   [[nodiscard]] T* data_re() noexcept { return m_re.data(); }
   [[nodiscard]] T* data_im() noexcept { return m_im.data(); }
 
-  /// In-place forward transforms of the plan's arrays.
-  void forward() { m_b.forward(m_re.data(), m_im.data(), m_wr.data(), m_wi.data()); }
-  /// In-place unnormalised inverse transforms of the plan's arrays.
-  void inverse() { m_b.forward(m_im.data(), m_re.data(), m_wi.data(), m_wr.data()); }
+  /// Forward transforms of the plan's arrays (data_re() and data_im() may point elsewhere after
+  /// the call: the plan swaps its arrays instead of copying the result back).
+  void forward() {
+    if (m_b.run(m_re.data(), m_im.data(), m_wr.data(), m_wi.data())) {
+      std::swap(m_re, m_wr);
+      std::swap(m_im, m_wi);
+    }
+  }
+  /// Unnormalised inverse transforms of the plan's arrays (same remark as forward()).
+  void inverse() {
+    if (m_b.run(m_im.data(), m_re.data(), m_wi.data(), m_wr.data())) {
+      std::swap(m_re, m_wr);
+      std::swap(m_im, m_wi);
+    }
+  }
   /// In place on caller arrays of n * width() scalars each (any alignment).
   void forward(T* re, T* im) { m_b.forward(re, im, m_wr.data(), m_wi.data()); }
   void inverse(T* re, T* im) { m_b.forward(im, re, m_wi.data(), m_wr.data()); }
@@ -929,20 +944,32 @@ class batch_plan {
     T* __restrict zr = m_re.data();
     T* __restrict zi = m_im.data();
     const std::size_t used = std::min(lanes_used, W);
-    for (std::size_t l = 0; l < used; ++l) {
-      const T* p = src[l];
-      const std::size_t st = step[l];
-      for (std::size_t j = 0; j < len / 2; ++j) {
-        zr[j * W + l] = p[2 * j * st];
-        zi[j * W + l] = p[(2 * j + 1) * st];
-      }
-      for (std::size_t j = len / 2; j < m_n; ++j) {
-        zr[j * W + l] = 2 * j < len ? p[2 * j * st] : T(0);
+    const T* p[W];
+    std::size_t st[W];
+    for (std::size_t l = 0; l < W; ++l) {
+      p[l] = l < used ? src[l] : nullptr;
+      st[l] = l < used ? step[l] : 0;
+    }
+    // j outer, lanes inner: whole lane packs are written in order (W read streams).
+    const std::size_t full = len / 2;
+    if (used == W) {
+      for (std::size_t j = 0; j < full; ++j)
+        for (std::size_t l = 0; l < W; ++l) {
+          zr[j * W + l] = p[l][2 * j * st[l]];
+          zi[j * W + l] = p[l][(2 * j + 1) * st[l]];
+        }
+    } else {
+      for (std::size_t j = 0; j < full; ++j)
+        for (std::size_t l = 0; l < W; ++l) {
+          zr[j * W + l] = l < used ? p[l][2 * j * st[l]] : T(0);
+          zi[j * W + l] = l < used ? p[l][(2 * j + 1) * st[l]] : T(0);
+        }
+    }
+    for (std::size_t j = full; j < m_n; ++j)
+      for (std::size_t l = 0; l < W; ++l) {
+        zr[j * W + l] = (l < used && 2 * j < len) ? p[l][2 * j * st[l]] : T(0);
         zi[j * W + l] = T(0);
       }
-    }
-    for (std::size_t j = 0; j < m_n; ++j)
-      for (std::size_t l = used; l < W; ++l) zr[j * W + l] = zi[j * W + l] = T(0);
   }
 
   /// The inverse of pack_real: dst[l][i * step[l]] = (i even ? re : im)[(i / 2) * width() + l] for
@@ -951,15 +978,14 @@ class batch_plan {
     constexpr std::size_t W = lanes::width;
     const T* __restrict zr = m_re.data();
     const T* __restrict zi = m_im.data();
-    for (std::size_t l = 0; l < std::min(lanes_used, W); ++l) {
-      T* d = dst[l];
-      const std::size_t st = step[l];
-      for (std::size_t j = 0; j < len / 2; ++j) {
-        d[2 * j * st] = zr[j * W + l];
-        d[(2 * j + 1) * st] = zi[j * W + l];
+    const std::size_t used = std::min(lanes_used, W);
+    for (std::size_t j = 0; j < len / 2; ++j)
+      for (std::size_t l = 0; l < used; ++l) {
+        dst[l][2 * j * step[l]] = zr[j * W + l];
+        dst[l][(2 * j + 1) * step[l]] = zi[j * W + l];
       }
-      if (len % 2) d[(len - 1) * st] = zr[(len / 2) * W + l];
-    }
+    if (len % 2)
+      for (std::size_t l = 0; l < used; ++l) dst[l][(len - 1) * step[l]] = zr[(len / 2) * W + l];
   }
 
   /// In place on the plan's arrays, in every lane: Z'_k = alpha_k Z_k + beta_k conj Z_{(n-k) mod n},
