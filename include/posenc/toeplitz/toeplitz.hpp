@@ -350,7 +350,7 @@ class product_plan {
       m_xr.assign(h + 1, real(0));
       m_xi.assign(h + 1, real(0));
       for (auto* v : {&m_ar, &m_ai, &m_br, &m_bi}) v->assign(h, real(0));
-      if (fft::batch_plan<real>::width() >= 2 && fft::batch_plan<real>::supported(h)) m_batch.emplace(h);
+      if (batch_pays(h)) m_batch.emplace(h);
     }
     set_coefficients(B);
   }
@@ -479,6 +479,21 @@ class product_plan {
   }
 
  private:
+  // Whether columns run W at a time in the lanes of a batch_plan. Measured (bench_toeplitz and
+  // a min-of-N timing on AVX-512, 1 MiB L2): the batch wins or ties everywhere with W = 8 (f64:
+  // n = 512 0.65-0.78 vs 1.3 FFTW's time, n = 4096 1.00 vs 1.15, n = 16384 0.85-1.07 vs 1.44);
+  // with W = 16 (f32) the per-column two-pass transform, whose 16-lane passes amortise best, wins
+  // while its working set (4 h reals: data and work) fits a quarter of L2 (n = 4096: 1.11 vs
+  // 1.44; n = 16384: 0.96 vs 1.20), unless the batch is small (<= 64 KiB per array: n = 512,
+  // 0.71 vs 0.87).
+  static bool batch_pays(std::size_t h) {
+    constexpr std::size_t W = fft::batch_plan<real>::width();
+    if (W < 2 || !fft::batch_plan<real>::supported(h)) return false;
+    const bool small_batch = h * W * sizeof(real) <= (std::size_t{64} << 10);
+    const bool column_in_cache = 4 * h * sizeof(real) <= (std::size_t{256} << 10);
+    return W < 16 || small_batch || !column_in_cache;
+  }
+
   // Column c's storage when it is contiguous (column-major direct access with unit inner
   // stride, scalar = real), else nullptr.
   template <class D>
