@@ -303,7 +303,7 @@ void BM_fft_r2c_fftw(benchmark::State& state) {
 
 void product_args(benchmark::internal::Benchmark* b) {
   for (long n = 256; n <= 65536; n *= 2)
-    for (long k : {1L, 64L}) b->Args({n, k});
+    for (long k : {1L, 16L, 64L}) b->Args({n, k});
   b->Unit(benchmark::kMicrosecond);
 }
 // Dense: the matrix alone is 8 n^2 bytes (2 GiB at n = 16384 in f64), so stop at 16384, and run

@@ -75,7 +75,13 @@ TEST_CASE("fft plan decomposition - radices and Bluestein as documented") {
     CHECK(p.uses_bluestein() == (rest != 1));
     std::size_t pow2 = 1;
     while (n % (2 * pow2) == 0) pow2 *= 2;
-    CHECK(p.uses_four_step() == (rest == 1 && n >= 4096 && pow2 >= 1024));
+    // Two-pass: n = (W a)(W b) with a, b >= 2 for the build's lane width W >= 2.
+    const std::size_t W = posenc::fft::plan<double>::lane_width();
+    bool splits = false;
+    if (W >= 2 && rest == 1 && n % (W * W) == 0)
+      for (std::size_t a = 2; a * 2 <= n / (W * W); ++a) splits = splits || (n / (W * W)) % a == 0;
+    CHECK(p.uses_two_pass() == splits);
+    CHECK(p.uses_four_step() == (!splits && rest == 1 && n >= 4096 && pow2 >= 1024));
     if (!p.uses_bluestein() && !p.uses_four_step()) CHECK(prod == n);
   }
 }
