@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""PyTorch's fast path for TUPE's positional term, timed beside bench/tupe.bench.cpp.
+
+The same work as posenc::tupe::positional_bias (TUPE-R, reference [CLS] reset, BERT-base:
+d = 768, H = 12): LayerNorm of the n + 1 position rows, both nn.Linear projections with bias,
+the queries scaled by 1/sqrt(2 d/H), one batched product per head
+(torch.baddbmm onto the relative bias precomputed as an [H, n, n] tensor from the T5 buckets,
+which is not timed), then the [CLS] row and column reset. No autograd.
+
+Prints, per dtype and n, the median of --repeats timings of --number calls each: wall time and
+process CPU time (all threads), in ms. Run by hand, not in CI:
+
+    /usr/bin/python3 bench/peers/tupe_torch.py --threads 2
+"""
+import argparse
+import math
+import statistics
+import time
+
+import torch
+
+
+def t5_buckets(n, num_buckets=32, max_distance=128):
+    """T5 bidirectional bucket of j - i for the n x n core (as posenc::tupe::bucket)."""
+    ctx = torch.arange(n)[:, None]
+    mem = torch.arange(n)[None, :]
+    rel = mem - ctx
+    nb = num_buckets // 2
+    ret = (rel > 0).long() * nb
+    a = rel.abs()
+    max_exact = nb // 2
+    is_small = a < max_exact
+    large = max_exact + (torch.log(a.float().clamp(min=1) / max_exact) / math.log(max_distance / max_exact)
+                         * (nb - max_exact)).long()
+    large = torch.minimum(large, torch.full_like(large, nb - 1))
+    return ret + torch.where(is_small, a, large)
+
+
+def setup(n, dtype, d=768, heads=12, num_buckets=32, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    randn = lambda *s: (torch.randn(*s, generator=g) * 0.02).to(dtype)
+    p = dict(pos=randn(n + 1, d), ln_w=torch.ones(d, dtype=dtype), ln_b=torch.zeros(d, dtype=dtype),
+             wq=randn(d, d), bq=torch.zeros(d, dtype=dtype), wk=randn(d, d), bk=torch.zeros(d, dtype=dtype),
+             rel=randn(num_buckets + 1, heads))
+    buckets = t5_buckets(n, num_buckets)
+    p["bias"] = p["rel"][buckets].permute(2, 0, 1).contiguous()  # [H, n, n], precomputed once
+    return p
+
+
+def fast_path(p, n, d=768, heads=12, num_buckets=32):
+    dh = d // heads
+    scale = 1.0 / math.sqrt(2.0 * dh)
+    x = torch.nn.functional.layer_norm(p["pos"][: n + 1], (d,), p["ln_w"], p["ln_b"], 1e-5)
+    q = torch.nn.functional.linear(x, p["wq"], p["bq"]) * scale
+    k = torch.nn.functional.linear(x, p["wk"], p["bk"])
+    qh = q[1:].view(n, heads, dh).transpose(0, 1)
+    kh = k[1:].view(n, heads, dh).transpose(0, 1)
+    out = torch.baddbmm(p["bias"], qh, kh.transpose(1, 2))
+    theta1 = (q[0] * k[0]).view(heads, dh).sum(-1) + p["rel"][num_buckets // 2]
+    theta2 = (q[1] * k[1]).view(heads, dh).sum(-1) + p["rel"][num_buckets]
+    out[:, :, 0] = theta2[:, None]
+    out[:, 0, :] = theta1[:, None]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[512, 2048])
+    ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--number", type=int, default=0, help="calls per repeat (0: about 0.5 s worth)")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"{'dtype':8} {'n':>5} {'wall ms':>9} {'cpu ms':>9} {'GFLOP/s (wall)':>15}")
+    with torch.no_grad():
+        for dt in args.dtypes:
+            dtype = getattr(torch, dt)
+            for n in args.sizes:
+                p = setup(n, dtype)
+                fast_path(p, n)  # warm-up
+                number = args.number
+                if number == 0:
+                    t0 = time.perf_counter()
+                    fast_path(p, n)
+                    number = max(1, int(0.5 / max(time.perf_counter() - t0, 1e-6)))
+                walls, cpus = [], []
+                for _ in range(args.repeats):
+                    w0, c0 = time.perf_counter(), time.process_time()
+                    for _ in range(number):
+                        fast_path(p, n)
+                    walls.append((time.perf_counter() - w0) / number)
+                    cpus.append((time.process_time() - c0) / number)
+                wall, cpu = statistics.median(walls), statistics.median(cpus)
+                flops = 4.0 * (n + 1) * 768 * 768 + 2.0 * n * n * 768
+                print(f"{dt:8} {n:5d} {wall * 1e3:9.2f} {cpu * 1e3:9.2f} {flops / wall / 1e9:15.1f}")
+
+
+if __name__ == "__main__":
+    main()
