@@ -4,10 +4,15 @@
 // (X Wq^T, X Wk^T and the H per-head products Q_h K_h^T, into preallocated buffers) and a plain
 // fill of the [H, n, n] output (the memory-bandwidth floor).
 //
-// Timing: the machine is shared, so every benchmark measures process CPU time (all threads,
-// MeasureProcessCPUTime) and the rates are per CPU second; compare ratios from one run.
+// Timing: wall time (UseRealTime; rates are per wall second), process CPU time of all threads
+// beside it. On the 2-core VM these were taken on, process CPU time under-reports a busy thread
+// (BM_fma_peak: about half the wall time), so only wall times are quoted; compare ratios from
+// one run.
 //
 //   OMP_NUM_THREADS=1 bench_tupe --benchmark_min_time=0.1 --benchmark_counters_tabular=true
+//   OPENBLAS_NUM_THREADS=1 bench_tupe_blas ...     (the same with -DPOSENC_WITH_BLAS=ON)
+// OMP_NUM_THREADS=1 / OPENBLAS_NUM_THREADS=1: the threads are posenc's own (the threads argument);
+// Eigen's OpenMP or OpenBLAS's threads on top would oversubscribe the cores.
 #include <benchmark/benchmark.h>
 
 // GCC 12 reports a false -Wmaybe-uninitialized inside its own AVX-512 intrinsics when Eigen's
@@ -19,6 +24,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include <posenc/core/thread_pool.hpp>
 #include <posenc/tupe.hpp>
@@ -134,6 +146,7 @@ void BM_tupe_breakdown(benchmark::State& st) {
   const auto& buckets = posenc::tupe::detail::cached_buckets(cfg, n, ws);
   posenc::vector<T> toeplitz(2 * n - 1);
   const T s = static_cast<T>(cfg.scaling());
+  out.flat().setZero();  // first touch outside the timing
   double t_ln = 0, t_q = 0, t_k = 0, t_gather = 0, t_scores = 0, t_reset = 0;
   auto since = [](clock::time_point t0) { return std::chrono::duration<double, std::milli>(clock::now() - t0).count(); };
   for (auto _ : st) {
@@ -206,6 +219,57 @@ void BM_tupe_output_fill(benchmark::State& st) {
   st.counters["n"] = static_cast<double>(n);
 }
 
+#if defined(__AVX512F__)
+constexpr int fma_bytes = 64;
+#define POSENC_FMA_CHAINS(V, SET1, FMA)                                      \
+  V a[12];                                                                   \
+  for (int i = 0; i < 12; ++i) a[i] = SET1(1.0 + i * 1e-7);                  \
+  const V b = SET1(0.9999999), c = SET1(1e-7);                               \
+  for (long s = 0; s < steps; ++s)                                           \
+    for (int i = 0; i < 12; ++i) a[i] = FMA(a[i], b, c);                     \
+  for (int i = 0; i < 12; ++i) benchmark::DoNotOptimize(a[i]);
+void fma_chains_f32(long steps) { POSENC_FMA_CHAINS(__m512, _mm512_set1_ps, _mm512_fmadd_ps) }
+void fma_chains_f64(long steps) { POSENC_FMA_CHAINS(__m512d, _mm512_set1_pd, _mm512_fmadd_pd) }
+#elif defined(__AVX2__) && defined(__FMA__)
+constexpr int fma_bytes = 32;
+#define POSENC_FMA_CHAINS(V, SET1, FMA)                                      \
+  V a[12];                                                                   \
+  for (int i = 0; i < 12; ++i) a[i] = SET1(1.0 + i * 1e-7);                  \
+  const V b = SET1(0.9999999), c = SET1(1e-7);                               \
+  for (long s = 0; s < steps; ++s)                                           \
+    for (int i = 0; i < 12; ++i) a[i] = FMA(a[i], b, c);                     \
+  for (int i = 0; i < 12; ++i) benchmark::DoNotOptimize(a[i]);
+void fma_chains_f32(long steps) { POSENC_FMA_CHAINS(__m256, _mm256_set1_ps, _mm256_fmadd_ps) }
+void fma_chains_f64(long steps) { POSENC_FMA_CHAINS(__m256d, _mm256_set1_pd, _mm256_fmadd_pd) }
+#endif
+
+/// The machine's FMA peak in the same run: `threads` threads each running 12 independent chains
+/// of vector FMAs of the widest width compiled for (AVX-512: 16 floats / 8 doubles; AVX2: 8 / 4),
+/// enough chains to cover the FMA latency on two pipes, no memory traffic. Skipped without FMA.
+template <class T>
+void BM_fma_peak(benchmark::State& st) {
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+  constexpr int lanes = fma_bytes / static_cast<int>(sizeof(T));
+  const auto threads = static_cast<std::size_t>(st.range(0));
+  constexpr long steps = 1 << 22;
+  auto chain = [] {
+    if constexpr (std::is_same_v<T, float>) fma_chains_f32(steps); else fma_chains_f64(steps);
+  };
+  for (auto _ : st) {
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(chain);
+    chain();
+    for (auto& th : pool) th.join();
+  }
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * 12 * lanes * double(steps) * double(threads),
+                                              benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  st.counters["threads"] = static_cast<double>(threads);
+#else
+  st.SkipWithError("compiled without FMA");
+#endif
+}
+
 /// Gradient of the term (backward pass, intermediates recomputed), for reference.
 template <class T>
 void BM_tupe_backward(benchmark::State& st) {
@@ -231,20 +295,27 @@ void BM_tupe_backward(benchmark::State& st) {
 #define POSENC_TUPE_ARGS(T)                                                                              \
   BENCHMARK_TEMPLATE(BM_tupe_gemm_only, T)                                                                \
       ->Args({512, 1})->Args({512, 2})->Args({2048, 1})->Args({2048, 2})                                  \
-      ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();                                            \
+      ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();                                            \
   BENCHMARK_TEMPLATE(BM_tupe_bias, T)                                                                     \
       ->Args({512, 1})->Args({512, 2})->Args({2048, 1})->Args({2048, 2})                                  \
-      ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();                                            \
+      ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();                                            \
   BENCHMARK_TEMPLATE(BM_tupe_bias_unchecked, T)                                                           \
       ->Args({512, 1, 0})->Args({512, 2, 0})->Args({2048, 1, 0})->Args({2048, 2, 0})                      \
-      ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();                                            \
-  BENCHMARK_TEMPLATE(BM_tupe_breakdown, T)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime(); \
-  BENCHMARK_TEMPLATE(BM_tupe_output_fill, T)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()
+      ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();                                            \
+  BENCHMARK_TEMPLATE(BM_tupe_breakdown, T)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime(); \
+  BENCHMARK_TEMPLATE(BM_tupe_output_fill, T)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()
 
+BENCHMARK_TEMPLATE(BM_fma_peak, float)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_fma_peak, double)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 POSENC_TUPE_ARGS(float);
 POSENC_TUPE_ARGS(double);
-// Tile sweep (float, one thread): rows per head tile, n = 2048 (whole head = 2048 rows).
+// Tile sweep (one thread): rows per head tile (n rows = whole heads, the previous pass).
 BENCHMARK_TEMPLATE(BM_tupe_bias_unchecked, float)
-    ->ArgsProduct({{2048}, {1}, {32, 64, 128, 256, 2048}})
-    ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
-BENCHMARK_TEMPLATE(BM_tupe_backward, float)->Arg(512)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+    ->ArgsProduct({{512}, {1}, {32, 64, 128, 256, 512}})
+    ->ArgsProduct({{2048}, {1}, {16, 32, 64, 128, 256, 2048}})
+    ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_TEMPLATE(BM_tupe_bias_unchecked, double)
+    ->ArgsProduct({{512}, {1}, {32, 64, 128, 256, 512}})
+    ->ArgsProduct({{2048}, {1}, {16, 32, 64, 128, 256, 2048}})
+    ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_TEMPLATE(BM_tupe_backward, float)->Arg(512)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();

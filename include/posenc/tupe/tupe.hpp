@@ -263,7 +263,7 @@ struct workspace {
   bucket_spec buckets_spec{};
   Index buckets_n = -1;
   table<T> toeplitz;  ///< H x (2n - 1): the relative values of every head, row h = head h
-  Index tile_rows = 0; ///< rows per head tile of the forward pass; 0 = automatic (about 256 KiB)
+  Index tile_rows = 0; ///< rows per head tile of the forward pass; 0 = automatic (about 512 KiB)
   pool_handle pool;   ///< config::threads - 1 workers plus the caller (resized when threads changes)
 };
 
@@ -392,15 +392,17 @@ const std::vector<int>& cached_buckets(const config& cfg, Index n, workspace<T>&
   return ws.buckets;
 }
 
-/// Rows per tile of one head's n x n output in the forward pass: a tile of about 256 KiB
-/// (whole heads up to that size), so the relative term written first is still in cache when the
-/// product accumulates onto it, and the [CLS] column is reset in the same pass. At least 16 rows.
+/// Rows per tile of one head's n x n output in the forward pass: a tile of about 512 KiB (half
+/// a 1 MiB L2; whole heads up to that size), so the relative term written first is still in
+/// cache when the product accumulates onto it, and the [CLS] column is reset in the same pass.
+/// At least 32 rows, so the product's packing of K_h (n x d_h, repeated per tile) stays a small
+/// part of the tile's 2 r n d_h flops.
 template <class T>
 [[nodiscard]] Index head_tile_rows(Index n, Index requested) noexcept {
   if (requested > 0) return std::min(requested, n);
-  constexpr Index tile_bytes = Index(1) << 18;
+  constexpr Index tile_bytes = Index(1) << 19;
   const Index r = tile_bytes / (n * static_cast<Index>(sizeof(T)));
-  return std::min(n, std::max<Index>(16, r));
+  return std::min(n, std::max<Index>(32, r));
 }
 
 /// The forward pass for validated inputs. Three passes, each spread over config::threads
