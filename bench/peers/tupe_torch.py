@@ -93,10 +93,11 @@ def time_torch(dtype_name, n, repeats, number):
 
 
 def time_posenc(binary, dtypes, sizes, threads, repeats):
-    """Median wall time (s) of BM_tupe_bias_unchecked<T>/n/threads/0 per (dtype, n)."""
+    """Median wall time (s) of BM_tupe_bias<T>/n/threads (the public call, validation included) and
+    BM_tupe_bias_unchecked<T>/n/threads/0 per (kind, dtype, n), kind "checked" or "unchecked"."""
     ctype = {"float32": "float", "float64": "double"}
-    # "/n/threads/0/" in this tree; older builds named it "/n/process_time" (one thread via OpenMP=1)
-    filt = "BM_tupe_bias_unchecked<(%s)>/(%s)/(%d/0/)?process" % ("|".join(ctype[d] for d in dtypes),
+    # "/n/threads[/0]/" in this tree; older builds named them "/n/process_time" (one thread)
+    filt = "BM_tupe_bias(_unchecked)?<(%s)>/(%s)/(%d/(0/)?)?process" % ("|".join(ctype[d] for d in dtypes),
                                                         "|".join(str(n) for n in sizes), threads)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
@@ -112,8 +113,9 @@ def time_posenc(binary, dtypes, sizes, threads, repeats):
         name = b["run_name"]
         t = "float32" if "<float>" in name else "float64"
         n = int(name.split(">/")[1].split("/")[0])
+        kind = "unchecked" if "_unchecked" in name else "checked"
         scale = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}[b["time_unit"]]
-        runs.setdefault((t, n), []).append(b["real_time"] * scale)
+        runs.setdefault((kind, t, n), []).append(b["real_time"] * scale)
     return {key: statistics.median(v) for key, v in runs.items()}
 
 
@@ -158,19 +160,18 @@ def main():
             for key, t in time_posenc(b, args.dtypes, args.sizes, args.posenc_threads, args.repeats).items():
                 posenc_t[b].setdefault(key, []).append(t)
         print(f"round {r + 1}/{args.rounds} done, load average {os.getloadavg()[0]:.2f}", flush=True)
-    head = f"{'dtype':8} {'n':>5} {'torch ms':>9}"
-    for b in args.posenc:
-        name = os.path.basename(b)
-        head += f" {name + ' ms':>20} {'torch/' + name:>20}"
-    print(head)
+    print(f"{'dtype':8} {'n':>5} {'torch ms':>9} {'posenc binary':>22} {'call':>10} {'posenc ms':>10} "
+          f"{'torch/posenc':>12}")
     for dt in args.dtypes:
         for n in args.sizes:
             tt = statistics.median(torch_t[(dt, n)])
-            line = f"{dt:8} {n:5d} {tt * 1e3:9.2f}"
             for b in args.posenc:
-                pt = statistics.median(posenc_t[b][(dt, n)])
-                line += f" {pt * 1e3:20.2f} {tt / pt:20.2f}"
-            print(line)
+                for kind in ("checked", "unchecked"):
+                    if (kind, dt, n) not in posenc_t[b]:
+                        continue
+                    pt = statistics.median(posenc_t[b][(kind, dt, n)])
+                    print(f"{dt:8} {n:5d} {tt * 1e3:9.2f} {os.path.basename(b):>22} {kind:>10} {pt * 1e3:10.2f} "
+                          f"{tt / pt:12.2f}")
 
 
 if __name__ == "__main__":
