@@ -55,7 +55,8 @@ template <class V>
 /// Throw non_finite_error naming `what` if x has a NaN or Inf. For float and double one
 /// vectorised pass: every finite x * 0 is +-0 and a sum of zeros is 0, while a NaN or an Inf
 /// makes the sum NaN (Eigen's allFinite() is a non-vectorised short-circuit loop, several times
-/// slower on the d^2 weights TUPE validates per call). Other scalars use allFinite().
+/// slower on the d^2 weights TUPE validates per call). Other scalars use allFinite(). Like
+/// allFinite(), it relies on IEEE semantics (not valid under -ffast-math).
 template <class Derived>
 void require_finite(const Eigen::DenseBase<Derived>& x, std::string_view where, std::string_view what) {
   using S = typename Derived::Scalar;
