@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // TUPE positional term [H, n, n] at BERT-base width (d = 768, H = 12), n = 512 and 2048, float
-// and double, beside its roofline in the same binary: the bare Eigen GEMMs it needs
-// (X Wq^T, X Wk^T and the H per-head products Q_h K_h^T, into preallocated buffers) and a plain
-// fill of the [H, n, n] output (the memory-bandwidth floor).
+// and double, on 1 or 2 threads, beside its roofline in the same binary: the bare GEMMs it needs
+// on the same threads (X Wq^T, X Wk^T and the H per-head products Q_h K_h^T, into preallocated
+// buffers), a plain fill of the [H, n, n] output (the memory-bandwidth floor) and the FMA peak;
+// BM_tupe_breakdown times the phases of the previous unfused pass one by one (where the time
+// went). bench/peers/tupe_torch.py runs this binary beside PyTorch's fast path.
 //
 // Timing: wall time (UseRealTime; rates are per wall second), process CPU time of all threads
 // beside it. On the 2-core VM these were taken on, process CPU time under-reports a busy thread
