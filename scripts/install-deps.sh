@@ -3,7 +3,7 @@
 # Thrust/CCCL come from the CUDA toolkit when it is installed (its lib64/cmake/cccl).
 set -euo pipefail
 pkgs=(cmake g++ clang libclang-rt-dev make pkg-config libeigen3-dev xtensor-dev libboost-dev doctest-dev
-      libbenchmark-dev libfftw3-dev doxygen graphviz libjs-mathjax chromium python3 python3-pip
+      libbenchmark-dev libfftw3-dev libopenblas-dev doxygen graphviz libjs-mathjax chromium python3 python3-pip
       libtorch-dev python3-torch python3-pytest python3-scipy python3-setuptools python3-wheel)
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
@@ -17,6 +17,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # libclang-rt-dev: the ASan/UBSan, TSan and libFuzzer runtimes of clang, needed by the sanitizer,
 # ThreadSanitizer and fuzz test builds.
+# libopenblas-dev: the BLAS of the opt-in posenc::blas target (-DPOSENC_WITH_BLAS=ON) and its TUPE
+# tests and benchmark; nothing else links it.
 # libjs-mathjax: MathJax 2, copied into the docs site so formulas render offline; chromium: the
 # docs.browser test opens every page of the site headless (python3 drives it).
 # libtorch-dev, python3-torch: the PyTorch package in python/ (CMake find_package(Torch), torch 1.13);

@@ -51,6 +51,11 @@ TEST_CASE("tupe rejects d not divisible by H") {
   CHECK_THROWS_AS((void)make_parameters<double>(c, 4), posenc::invalid_argument);
   c.ln_eps = std::numeric_limits<double>::quiet_NaN();
   CHECK_THROWS_AS((void)make_parameters<double>(c, 4), posenc::invalid_argument);
+  c = small();
+  c.threads = posenc::max_threads + 1;
+  const auto mt = message_of<posenc::invalid_argument>([&] { (void)make_parameters<double>(c, 4); });
+  CHECK(has(mt, "config.threads"));
+  CHECK(has(mt, "1025"));
 }
 
 TEST_CASE("tupe rejects mismatched table widths and parameter shapes") {

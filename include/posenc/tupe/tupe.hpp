@@ -9,6 +9,7 @@
 // and the gradients of a scalar loss with respect to every parameter of the positional term.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -26,6 +27,7 @@
 
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
+#include <posenc/core/thread_pool.hpp>
 #include <posenc/tupe/relative_bucket.hpp>
 #include <posenc/encoding/table.hpp>
 
@@ -70,6 +72,11 @@ struct config {
   bool relative = true;                                   ///< TUPE-R (true) or TUPE-A (false)
   bucket_spec buckets{};                                  ///< T5 buckets (TUPE-R only)
   cls_reset cls = cls_reset::reference;                   ///< [CLS] handling
+  /// Threads of the forward pass (LayerNorm rows, projection columns, head tiles): 0 = all
+  /// hardware threads, n >= 1 = n (posenc/core/thread_pool.hpp). Default 1: no thread started.
+  /// With an OpenMP-enabled Eigen (or EIGEN_USE_BLAS with a threaded BLAS) keep 1 and let the
+  /// products thread themselves, or limit those to one thread: both at once oversubscribe.
+  std::size_t threads = 1;
 
   [[nodiscard]] Index head_dim() const noexcept { return heads > 0 ? d / heads : 0; }
   /// The scale s of the convention chosen.
@@ -96,6 +103,8 @@ inline void validate(const config& cfg, std::string_view where) {
   posenc::detail::require(std::isfinite(cfg.ln_eps) && cfg.ln_eps > 0, where,
                   "config.ln_eps: expected a finite value > 0, got ", cfg.ln_eps);
   if (cfg.relative) validate(cfg.buckets, where);
+  posenc::detail::require(cfg.threads <= max_threads, where, "config.threads: expected 0 (all hardware threads) .. ",
+                          max_threads, ", got ", cfg.threads);
 }
 
 /// Learnable parameters, named and shaped as the reference module stores them
@@ -253,7 +262,9 @@ struct workspace {
   std::vector<int> buckets;
   bucket_spec buckets_spec{};
   Index buckets_n = -1;
-  vector<T> toeplitz;  ///< 2n - 1 relative values of one head
+  table<T> toeplitz;  ///< H x (2n - 1): the relative values of every head, row h = head h
+  Index tile_rows = 0; ///< rows per head tile of the forward pass; 0 = automatic (about 512 KiB)
+  pool_handle pool;   ///< config::threads - 1 workers plus the caller (resized when threads changes)
 };
 
 /// Checks shapes and finiteness of everything `cfg` reads for a length-n sequence: cfg itself
@@ -304,45 +315,67 @@ void validate_parameters(const config& cfg, const parameters<T>& p, detail::pos_
 
 namespace detail {
 
-/// LayerNorm of the first `rows` rows of pos into ws.xhat, ws.x, ws.rstd (biased variance,
-/// eps inside the square root, as torch.nn.LayerNorm). Two passes per row for accuracy.
+/// LayerNorm of rows [r0, r1) of pos into ws.x (and ws.xhat, ws.rstd when keep_xhat; the
+/// forward pass needs only x). ws.x (ws.xhat, ws.rstd) already have their size. Biased variance,
+/// eps inside the square root, as torch.nn.LayerNorm; two passes per row for accuracy.
 template <class T>
-void layer_norm(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos, Index rows,
-                workspace<T>& ws) {
+void layer_norm_rows(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos, Index r0, Index r1,
+                     workspace<T>& ws, bool keep_xhat) {
   const Index d = cfg.d;
-  ws.xhat.resize(rows, d);
-  ws.x.resize(rows, d);
-  ws.rstd.resize(rows);
   const T eps = static_cast<T>(cfg.ln_eps);
-  for (Index r = 0; r < rows; ++r) {
+  for (Index r = r0; r < r1; ++r) {
     const auto row = pos.row(r);
     const T mean = row.sum() / static_cast<T>(d);
     const T var = (row.array() - mean).square().sum() / static_cast<T>(d);
     const T rstd = T(1) / std::sqrt(var + eps);
-    ws.rstd[r] = rstd;
-    ws.xhat.row(r) = (row.array() - mean) * rstd;
-    ws.x.row(r) = ws.xhat.row(r).array() * p.pos_ln_weight.transpose().array() + p.pos_ln_bias.transpose().array();
+    if (keep_xhat) {
+      ws.rstd[r] = rstd;
+      ws.xhat.row(r) = (row.array() - mean) * rstd;
+      ws.x.row(r) = ws.xhat.row(r).array() * p.pos_ln_weight.transpose().array() + p.pos_ln_bias.transpose().array();
+    } else {
+      ws.x.row(r) =
+          ((row.array() - mean) * rstd) * p.pos_ln_weight.transpose().array() + p.pos_ln_bias.transpose().array();
+    }
   }
 }
 
-/// ws.q = s (x W_q^T + b_q), ws.k = x W_k^T + b_k. The bias is written first and the GEMM
-/// accumulates onto it (scale folded into the GEMM's alpha): no extra pass over memory.
+/// LayerNorm of the first `rows` rows of pos into ws.xhat, ws.x, ws.rstd (the backward pass).
+template <class T>
+void layer_norm(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos, Index rows,
+                workspace<T>& ws) {
+  ws.xhat.resize(rows, cfg.d);
+  ws.x.resize(rows, cfg.d);
+  ws.rstd.resize(rows);
+  layer_norm_rows(cfg, p, pos, 0, rows, ws, true);
+}
+
+/// Columns [c0, c1) of ws.q = s (x W_q^T + b_q) and ws.k = x W_k^T + b_k (q, k already sized).
+/// The bias is written first and the GEMM accumulates onto it, the scale s is the GEMM's alpha
+/// (Eigen extracts the scalar factor of `(s * x)`): no extra pass over memory.
+template <class T>
+void project_cols(const config& cfg, const parameters<T>& p, Index c0, Index c1, workspace<T>& ws) {
+  const T s = static_cast<T>(cfg.scaling());
+  const Index w = c1 - c0;
+  auto q = ws.q.middleCols(c0, w);
+  auto k = ws.k.middleCols(c0, w);
+  if (p.pos_q_bias.size() != 0)
+    q.rowwise() = (s * p.pos_q_bias.segment(c0, w)).transpose();
+  else
+    q.setZero();
+  if (p.pos_k_bias.size() != 0)
+    k.rowwise() = p.pos_k_bias.segment(c0, w).transpose();
+  else
+    k.setZero();
+  q.noalias() += (s * ws.x) * p.pos_q_weight.middleRows(c0, w).transpose();
+  k.noalias() += ws.x * p.pos_k_weight.middleRows(c0, w).transpose();
+}
+
+/// ws.q = s (x W_q^T + b_q), ws.k = x W_k^T + b_k for every row of ws.x (the backward pass).
 template <class T>
 void project(const config& cfg, const parameters<T>& p, workspace<T>& ws) {
-  const Index rows = ws.x.rows();
-  const T s = static_cast<T>(cfg.scaling());
-  ws.q.resize(rows, cfg.d);
-  ws.k.resize(rows, cfg.d);
-  if (p.pos_q_bias.size() != 0)
-    ws.q.rowwise() = (s * p.pos_q_bias).transpose();
-  else
-    ws.q.setZero();
-  if (p.pos_k_bias.size() != 0)
-    ws.k.rowwise() = p.pos_k_bias.transpose();
-  else
-    ws.k.setZero();
-  ws.q.noalias() += (s * ws.x) * p.pos_q_weight.transpose();
-  ws.k.noalias() += ws.x * p.pos_k_weight.transpose();
+  ws.q.resize(ws.x.rows(), cfg.d);
+  ws.k.resize(ws.x.rows(), cfg.d);
+  project_cols(cfg, p, 0, cfg.d, ws);
 }
 
 template <class T>
@@ -359,44 +392,90 @@ const std::vector<int>& cached_buckets(const config& cfg, Index n, workspace<T>&
   return ws.buckets;
 }
 
-/// The forward pass for validated inputs.
+/// Rows per tile of one head's n x n output in the forward pass: a tile of about 512 KiB (half
+/// a 1 MiB L2; whole heads up to that size), so the relative term written first is still in
+/// cache when the product accumulates onto it, and the [CLS] column is reset in the same pass.
+/// At least 32 rows, so the product's packing of K_h (n x d_h, repeated per tile) stays a small
+/// part of the tile's 2 r n d_h flops.
+template <class T>
+[[nodiscard]] Index head_tile_rows(Index n, Index requested) noexcept {
+  if (requested > 0) return std::min(requested, n);
+  constexpr Index tile_bytes = Index(1) << 19;
+  const Index r = tile_bytes / (n * static_cast<Index>(sizeof(T)));
+  return std::min(n, std::max<Index>(32, r));
+}
+
+/// The forward pass for validated inputs. Three passes, each spread over config::threads
+/// threads: LayerNorm (rows), both projections (output columns), then the heads in row tiles
+/// taken dynamically (a descheduled thread never holds the others up): per tile the Toeplitz
+/// relative rows are written, the product Q_h K_h^T accumulates onto them while they are in
+/// cache, and the [CLS] column and row are reset, so every output entry is written once from
+/// memory's point of view.
 template <class T>
 void compute_bias(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos, Index n,
                   head_stack<T>& out, workspace<T>& ws) {
   const Index H = cfg.heads;
   const Index dh = cfg.head_dim();
+  const Index d = cfg.d;
   const Index first = cfg.first_row();
-  layer_norm(cfg, p, pos, cfg.rows_needed(n), ws);
-  project(cfg, p, ws);
+  const Index rows = cfg.rows_needed(n);
+  const std::size_t threads = resolve_threads(cfg.threads, "tupe::positional_bias");
+  if (ws.pool.size() != threads) ws.pool.reset(threads);
+  ws.x.resize(rows, d);
+  ws.q.resize(rows, d);
+  ws.k.resize(rows, d);
   out.resize(H, n);
-  const std::vector<int>* buckets = cfg.relative ? &cached_buckets(cfg, n, ws) : nullptr;
-  if (cfg.relative) ws.toeplitz.resize(2 * n - 1);
-  for (Index h = 0; h < H; ++h) {
-    auto O = out.head(h);
-    if (cfg.relative) {
-      // Row i of the Toeplitz relative term is the slice [n-1-i, 2n-1-i) of the 2n-1 values.
+
+  auto ln_job = [&](std::size_t part, std::size_t parts) {
+    const auto [b, e] = split_range(rows, part, parts, 1);
+    layer_norm_rows(cfg, p, pos, b, e, ws, false);
+  };
+  ws.pool.run(ln_job);
+  auto proj_job = [&](std::size_t part, std::size_t parts) {
+    const auto [b, e] = split_range(d, part, parts);
+    if (e > b) project_cols(cfg, p, b, e, ws);
+  };
+  ws.pool.run(proj_job);
+
+  if (cfg.relative) {
+    const std::vector<int>& buckets = cached_buckets(cfg, n, ws);
+    ws.toeplitz.resize(H, 2 * n - 1);
+    for (Index h = 0; h < H; ++h)
       for (Index k = 0; k < 2 * n - 1; ++k)
-        ws.toeplitz[k] = p.relative_attention_bias((*buckets)[static_cast<std::size_t>(k)], h);
-      for (Index i = 0; i < n; ++i) O.row(i) = ws.toeplitz.segment(n - 1 - i, n).transpose();
-    } else {
-      O.setZero();
-    }
-    const auto Qh = ws.q.block(first, h * dh, n, dh);
-    const auto Kh = ws.k.block(first, h * dh, n, dh);
-    O.noalias() += Qh * Kh.transpose();
-    if (cfg.cls == cls_reset::reference) {
-      const T theta1 = ws.q.row(0).segment(h * dh, dh).dot(ws.k.row(0).segment(h * dh, dh));
-      const T theta2 = ws.q.row(1).segment(h * dh, dh).dot(ws.k.row(1).segment(h * dh, dh));
-      const T r1 = cfg.relative ? p.relative_attention_bias(cfg.buckets.num_buckets / 2, h) : T(0);
-      const T r2 = cfg.relative ? p.relative_attention_bias(cfg.buckets.num_buckets, h) : T(0);
-      // column 0 first, then row 0 (which overwrites (0,0)), in the reference's order
-      O.col(0).setConstant(theta2 + r2);
-      O.row(0).setConstant(theta1 + r1);
-    } else if (cfg.cls == cls_reset::free) {
-      O.col(0).setConstant(p.theta2[h]);
-      O.row(0).setConstant(p.theta1[h]);
-    }
+        ws.toeplitz(h, k) = p.relative_attention_bias(buckets[static_cast<std::size_t>(k)], h);
   }
+  const Index R = head_tile_rows<T>(n, ws.tile_rows);
+  const Index tiles = (n + R - 1) / R;
+  std::atomic<Index> next{0};
+  auto head_job = [&](std::size_t, std::size_t) {
+    for (Index t = next.fetch_add(1, std::memory_order_relaxed); t < H * tiles;
+         t = next.fetch_add(1, std::memory_order_relaxed)) {
+      const Index h = t / tiles, r0 = (t % tiles) * R, r = std::min(R, n - r0);
+      auto O = out.head(h).middleRows(r0, r);
+      const auto Qh = ws.q.block(first + r0, h * dh, r, dh);
+      const auto Kh = ws.k.block(first, h * dh, n, dh);
+      if (cfg.relative) {
+        // Row i of the Toeplitz relative term is the slice [n-1-i, 2n-1-i) of the 2n-1 values.
+        for (Index i = 0; i < r; ++i) O.row(i) = ws.toeplitz.row(h).segment(n - 1 - (r0 + i), n);
+        O.noalias() += Qh * Kh.transpose();
+      } else {
+        O.noalias() = Qh * Kh.transpose();
+      }
+      if (cfg.cls == cls_reset::reference) {
+        const T theta1 = ws.q.row(0).segment(h * dh, dh).dot(ws.k.row(0).segment(h * dh, dh));
+        const T theta2 = ws.q.row(1).segment(h * dh, dh).dot(ws.k.row(1).segment(h * dh, dh));
+        const T r1 = cfg.relative ? p.relative_attention_bias(cfg.buckets.num_buckets / 2, h) : T(0);
+        const T r2 = cfg.relative ? p.relative_attention_bias(cfg.buckets.num_buckets, h) : T(0);
+        // column 0 first, then row 0 (which overwrites (0,0)), in the reference's order
+        O.col(0).setConstant(theta2 + r2);
+        if (r0 == 0) O.row(0).setConstant(theta1 + r1);
+      } else if (cfg.cls == cls_reset::free) {
+        O.col(0).setConstant(p.theta2[h]);
+        if (r0 == 0) O.row(0).setConstant(p.theta1[h]);
+      }
+    }
+  };
+  ws.pool.run(head_job);
 }
 
 }  // namespace detail
