@@ -14,6 +14,7 @@
 #include <utility>
 
 #include <posenc/core/backend.hpp>
+#include <posenc/core/hd.hpp>
 #include <posenc/core/state_traits.hpp>
 
 namespace posenc {
@@ -24,6 +25,13 @@ struct eigen;
 namespace detail {
 template <class S>
 concept eigen_plain = std::is_base_of_v<Eigen::PlainObjectBase<S>, S>;
+
+template <class S, class T, std::size_t N, std::size_t... J>
+POSENC_ALWAYS_INLINE inline void eigen_sum_products(S& out, const std::array<T, N>& c, const std::array<const S*, N>& x,
+                                                    std::index_sequence<J...>) {
+  using V = typename S::Scalar;
+  out.array() = ((static_cast<V>(c[J]) * x[J]->array()) + ...);
+}
 }  // namespace detail
 
 /// Eigen::Matrix and Eigen::Array of float, double or long double, any shape.
@@ -42,11 +50,9 @@ namespace backend {
 /// Eigen expressions: one fused, vectorised pass per operation.
 struct eigen {
   template <class S, class T, std::size_t N>
-  static void linear_combination(S& out, const std::array<T, N>& c, const std::array<const S*, N>& x) {
-    using V = typename S::Scalar;
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      out.array() = ((static_cast<V>(c[J]) * x[J]->array()) + ...);
-    }(std::make_index_sequence<N>{});
+  POSENC_ALWAYS_INLINE static void linear_combination(S& out, const std::array<T, N>& c,
+                                                      const std::array<const S*, N>& x) {
+    detail::eigen_sum_products(out, c, x, std::make_index_sequence<N>{});
   }
   template <class S, class T>
   static void fill(S& out, T v) {

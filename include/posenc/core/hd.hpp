@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 // POSENC_HD marks functions that may run on a GPU: __host__ __device__ under nvcc (or clang
 // CUDA), nothing otherwise. Functors handed to a Thrust backend carry it.
+// POSENC_ALWAYS_INLINE marks the thin layers of the ODE engine (step -> stage -> stage sum ->
+// backend loop): without it g++ stops inlining them once a translation unit instantiates many
+// steppers (its unit-growth limits), and a small-state step then pays calls, coefficient arrays
+// passed through memory and loop set-up per layer (docs/performance/ode.md).
 #pragma once
 
 #include <posenc/version.hpp>
@@ -11,4 +15,26 @@
 #else
 #define POSENC_HD
 #define POSENC_DEVICE_COMPILER 0
+#endif
+
+// POSENC_INDEPENDENT_ITERATIONS before a loop whose iterations do not depend on each other
+// (element-wise stage sums: the output is either one of the inputs, element for element, or
+// disjoint from all of them): the vectoriser then emits no run-time overlap checks.
+#if defined(__clang__)
+#define POSENC_INDEPENDENT_ITERATIONS _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define POSENC_INDEPENDENT_ITERATIONS _Pragma("GCC ivdep")
+#else
+#define POSENC_INDEPENDENT_ITERATIONS
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define POSENC_ALWAYS_INLINE [[gnu::always_inline]]
+#define POSENC_COLD [[gnu::cold, gnu::noinline]]
+#elif defined(_MSC_VER)
+#define POSENC_ALWAYS_INLINE __forceinline
+#define POSENC_COLD __declspec(noinline)
+#else
+#define POSENC_ALWAYS_INLINE
+#define POSENC_COLD
 #endif
