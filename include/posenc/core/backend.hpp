@@ -59,6 +59,13 @@ POSENC_ALWAYS_INLINE inline void sum_products(V* o, std::size_t m, std::array<V,
   for (std::size_t i = 0; i < m; ++i) o[i] = ((cc[J] * p[J][i]) + ...);
 }
 
+/// c0 *x0 + (c1 *x1 + (... + c_{N-1} *x_{N-1})) for scalars.
+template <class T, std::size_t N, std::size_t... J>
+POSENC_ALWAYS_INLINE constexpr T fold_products(const std::array<T, N>& c, const std::array<const T*, N>& x,
+                                               std::index_sequence<J...>) noexcept {
+  return ((c[J] * *x[J]) + ...);
+}
+
 template <class T>
 constexpr T nan_propagating_max(T m, T v) noexcept {
   return (v > m || v != v) ? v : m;  // once NaN, stays NaN: NaN > x is false, NaN != NaN is true
@@ -75,9 +82,9 @@ struct serial {
   template <std::floating_point T, std::size_t N>
   POSENC_ALWAYS_INLINE static constexpr void linear_combination(T& out, const std::array<T, N>& c,
                                                                 const std::array<const T*, N>& x) noexcept {
-    T acc = c[N - 1] * *x[N - 1];
-    for (std::size_t n = N - 1; n-- > 0;) acc = c[n] * *x[n] + acc;
-    out = acc;
+    // A right fold of the N products, written out (a loop over the pointer array was gathered
+    // into vector registers by g++'s SLP vectoriser: ~2x the instructions of a hand-written step).
+    out = detail::fold_products(c, x, std::make_index_sequence<N>{});
   }
 
   template <detail::contiguous_float_range S, class T, std::size_t N>

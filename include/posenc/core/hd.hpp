@@ -20,7 +20,9 @@
 // POSENC_INDEPENDENT_ITERATIONS before a loop whose iterations do not depend on each other
 // (element-wise stage sums: the output is either one of the inputs, element for element, or
 // disjoint from all of them): the vectoriser then emits no run-time overlap checks.
-#if defined(__clang__)
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define POSENC_INDEPENDENT_ITERATIONS
+#elif defined(__clang__)
 #define POSENC_INDEPENDENT_ITERATIONS _Pragma("clang loop vectorize(assume_safety)")
 #elif defined(__GNUC__)
 #define POSENC_INDEPENDENT_ITERATIONS _Pragma("GCC ivdep")
@@ -28,7 +30,10 @@
 #define POSENC_INDEPENDENT_ITERATIONS
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define POSENC_ALWAYS_INLINE __forceinline__
+#define POSENC_COLD __noinline__
+#elif defined(__GNUC__) || defined(__clang__)
 #define POSENC_ALWAYS_INLINE [[gnu::always_inline]]
 #define POSENC_COLD [[gnu::cold, gnu::noinline]]
 #elif defined(_MSC_VER)
