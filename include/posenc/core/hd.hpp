@@ -31,8 +31,9 @@
 #endif
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
-#define POSENC_ALWAYS_INLINE __forceinline__
-#define POSENC_COLD __noinline__
+// (not __forceinline__: it includes `inline`, which some of the marked functions already say)
+#define POSENC_ALWAYS_INLINE __attribute__((always_inline))
+#define POSENC_COLD __attribute__((cold, noinline))
 #elif defined(__GNUC__) || defined(__clang__)
 #define POSENC_ALWAYS_INLINE [[gnu::always_inline]]
 #define POSENC_COLD [[gnu::cold, gnu::noinline]]
