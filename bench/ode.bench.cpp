@@ -8,6 +8,12 @@
 //       odeint/<scheme>   Boost.Odeint's stepper on the same state type (euler, runge_kutta4,
 //                         runge_kutta_dopri5 used as a plain stepper; std::vector with odeint's
 //                         range_algebra, Eigen with its vector_space_algebra).
+// (c) Small states, n in {1, 4, 16, 64}: euler, rk4 and dopri5 on double, std::array<double, N>,
+//     std::vector<double>, Eigen::Matrix<double, N, 1> and Eigen::VectorXd, beside hand loops
+//     with a compile-time trip count (hand/fixed: the reference of std::array and fixed-size
+//     Eigen), a run-time one (hand/dynamic: std::vector, Eigen::VectorXd) and straight-line
+//     scalar code (hand/scalar). The harness is bench/ode_small.hpp; bench/ode_icount.cpp counts
+//     the instructions of the same steps under callgrind. Goal: posenc within 1.1x its hand loop.
 // (b) An MLP right-hand side dydt = W2 tanh(W1 y + b1) + b2, d = 512 (two GEMVs per evaluation),
 //     one rk4 / dopri5 step, posenc vs odeint on Eigen::VectorXd.
 //
@@ -25,6 +31,8 @@
 #include <boost/numeric/odeint/external/eigen/eigen.hpp>
 #include <posenc/adapters/eigen.hpp>
 #include <posenc/ode.hpp>
+
+#include "ode_small.hpp"
 
 namespace {
 namespace bo = boost::numeric::odeint;
@@ -292,6 +300,46 @@ void bm_odeint_mlp(benchmark::State& state) {
                                                  benchmark::Counter::kIs1000);
 }
 
+// ---- (c) small states -------------------------------------------------------------------------
+template <class Runner, class Sch>
+void bm_small(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  Runner r(n);
+  for (auto _ : state) {
+    r.step();
+    benchmark::DoNotOptimize(r.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, work<Sch>::doubles_moved(), work<Sch>::flops(), n);
+}
+
+template <class Sch, std::size_t N>
+void register_small_n() {
+  namespace os = ode_small;
+  const std::string sch(Sch::name), n = "/" + std::to_string(N);
+  auto reg = [&](const std::string& who, auto fn) {
+    benchmark::RegisterBenchmark(("small/" + who + "/" + sch + n).c_str(), fn)->Arg(static_cast<long>(N));
+  };
+  if constexpr (N == 1) {
+    reg("posenc/scalar", bm_small<os::posenc_runner<Sch, double>, Sch>);
+    reg("hand/scalar", bm_small<os::hand_runner<Sch, 1, true>, Sch>);
+  }
+  reg("posenc/array", bm_small<os::posenc_runner<Sch, std::array<double, N>>, Sch>);
+  reg("posenc/eigen_fixed", bm_small<os::posenc_runner<Sch, Eigen::Matrix<double, static_cast<int>(N), 1>>, Sch>);
+  reg("hand/fixed", bm_small<os::hand_runner<Sch, N>, Sch>);
+  reg("posenc/vector", bm_small<os::posenc_runner<Sch, vec>, Sch>);
+  reg("posenc/eigen_dynamic", bm_small<os::posenc_runner<Sch, evec>, Sch>);
+  reg("hand/dynamic", bm_small<os::hand_runner<Sch, 0>, Sch>);
+}
+
+template <class Sch>
+void register_small() {
+  register_small_n<Sch, 1>();
+  register_small_n<Sch, 4>();
+  register_small_n<Sch, 16>();
+  register_small_n<Sch, 64>();
+}
+
 void sizes(benchmark::internal::Benchmark* b) {
   for (long n : {8L, 64L, 512L, 4096L, 32768L, 262144L, 1048576L}) b->Arg(n);
 }
@@ -328,6 +376,9 @@ const bool registered = [] {
   register_peer<schemes::euler>(bm_hand_euler);
   register_peer<schemes::rk4>(bm_hand_rk4);
   register_peer<schemes::dopri5>(bm_hand_dopri5);
+  register_small<schemes::euler>();
+  register_small<schemes::rk4>();
+  register_small<schemes::dopri5>();
   return true;
 }();
 }  // namespace

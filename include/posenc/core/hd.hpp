@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 // POSENC_HD marks functions that may run on a GPU: __host__ __device__ under nvcc (or clang
 // CUDA), nothing otherwise. Functors handed to a Thrust backend carry it.
+// POSENC_ALWAYS_INLINE marks the thin layers of the ODE engine (step -> stage -> stage sum ->
+// backend loop): without it g++ stops inlining them once a translation unit instantiates many
+// steppers (its unit-growth limits), and a small-state step then pays calls, coefficient arrays
+// passed through memory and loop set-up per layer (docs/performance/ode.md).
 #pragma once
 
 #include <posenc/version.hpp>
@@ -11,4 +15,32 @@
 #else
 #define POSENC_HD
 #define POSENC_DEVICE_COMPILER 0
+#endif
+
+// POSENC_INDEPENDENT_ITERATIONS before a loop whose iterations do not depend on each other
+// (element-wise stage sums: the output is either one of the inputs, element for element, or
+// disjoint from all of them): g++ then emits no run-time overlap checks. Empty elsewhere:
+// clang's only equivalent, `loop vectorize(assume_safety)`, also forces vectorisation and warns
+// (-Wpass-failed) on loops it cannot vectorise, e.g. long double ones.
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__clang__)
+#define POSENC_INDEPENDENT_ITERATIONS
+#elif defined(__GNUC__)
+#define POSENC_INDEPENDENT_ITERATIONS _Pragma("GCC ivdep")
+#else
+#define POSENC_INDEPENDENT_ITERATIONS
+#endif
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+// (not __forceinline__: it includes `inline`, which some of the marked functions already say)
+#define POSENC_ALWAYS_INLINE __attribute__((always_inline))
+#define POSENC_COLD __attribute__((cold, noinline))
+#elif defined(__GNUC__) || defined(__clang__)
+#define POSENC_ALWAYS_INLINE [[gnu::always_inline]]
+#define POSENC_COLD [[gnu::cold, gnu::noinline]]
+#elif defined(_MSC_VER)
+#define POSENC_ALWAYS_INLINE __forceinline
+#define POSENC_COLD __declspec(noinline)
+#else
+#define POSENC_ALWAYS_INLINE
+#define POSENC_COLD
 #endif

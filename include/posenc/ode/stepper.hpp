@@ -13,6 +13,7 @@
 
 #include <posenc/core/backend.hpp>
 #include <posenc/core/error.hpp>
+#include <posenc/core/hd.hpp>
 #include <posenc/core/state_traits.hpp>
 #include <posenc/ode/tableau.hpp>
 
@@ -25,7 +26,7 @@ using time_type_for = std::conditional_t<(sizeof(T) > sizeof(double)), T, double
 /// Call a right-hand side in either supported form: f(t, y, dydt) (in place, preferred) or
 /// dydt = f(t, y) (the result is assigned, so an expression-template proxy is evaluated).
 template <class F, class Time, class S>
-void call_rhs(F& f, Time t, const S& y, S& dydt) {
+POSENC_ALWAYS_INLINE inline void call_rhs(F& f, Time t, const S& y, S& dydt) {
   if constexpr (requires { f(t, y, dydt); }) {
     f(t, y, dydt);
   } else if constexpr (requires { dydt = f(t, y); }) {
@@ -80,7 +81,7 @@ inline constexpr auto solution_terms = detail::nonzero_indices<Scheme::coefficie
 /// stage sum in posenc takes its coefficients from here, so a recomputed stage equals the
 /// forward one bit for bit.
 template <class V, ExplicitScheme Scheme, std::size_t I, class Time>
-[[nodiscard]] constexpr auto stage_weights(Time h) {
+[[nodiscard]] POSENC_ALWAYS_INLINE constexpr auto stage_weights(Time h) {
   constexpr auto& terms = stage_terms<Scheme, I>;
   std::array<V, terms.index.size()> w{};
   for (std::size_t m = 0; m < terms.index.size(); ++m)
@@ -90,7 +91,7 @@ template <class V, ExplicitScheme Scheme, std::size_t I, class Time>
 
 /// The weights of the solution update, in the order of solution_terms: V(h * b_j).
 template <class V, ExplicitScheme Scheme, class Time>
-[[nodiscard]] constexpr auto solution_weights(Time h) {
+[[nodiscard]] POSENC_ALWAYS_INLINE constexpr auto solution_weights(Time h) {
   constexpr auto& terms = solution_terms<Scheme>;
   std::array<V, terms.index.size()> w{};
   for (std::size_t m = 0; m < terms.index.size(); ++m)
@@ -101,7 +102,7 @@ template <class V, ExplicitScheme Scheme, class Time>
 namespace detail {
 /// out = base + sum_m w_m k[idx_m] as one Backend::linear_combination pass.
 template <class Backend, class State, class W, class Terms, class K, std::size_t... M>
-void base_plus(State& out, const State& base, const W& w, const Terms& terms, const K& k, std::index_sequence<M...>) {
+POSENC_ALWAYS_INLINE inline void base_plus(State& out, const State& base, const W& w, const Terms& terms, const K& k, std::index_sequence<M...>) {
   using V = state_value_t<State>;
   Backend::linear_combination(out, std::array<V, sizeof...(M) + 1>{V(1), w[M]...},
                               std::array<const State*, sizeof...(M) + 1>{&base, &k[terms.index[M]]...});
@@ -111,7 +112,7 @@ void base_plus(State& out, const State& base, const W& w, const Terms& terms, co
 /// The stage sum Y_I = y + h sum_{j<I} a_Ij k_j (one fused pass; a copy of y for I = 0 or an
 /// empty row). k: anything indexable by the stage number (std::array / std::vector of states).
 template <ExplicitScheme Scheme, std::size_t I, class Backend, class State, class Time, class K>
-void stage_input(State& out, const State& y, Time h, const K& k) {
+POSENC_ALWAYS_INLINE inline void stage_input(State& out, const State& y, Time h, const K& k) {
   constexpr auto& terms = stage_terms<Scheme, I>;
   const auto w = stage_weights<state_value_t<State>, Scheme, I>(h);
   detail::base_plus<Backend>(out, y, w, terms, k, std::make_index_sequence<terms.index.size()>{});
@@ -119,7 +120,7 @@ void stage_input(State& out, const State& y, Time h, const K& k) {
 
 /// The solution update out = y + h sum_j b_j k_j (out may alias y).
 template <ExplicitScheme Scheme, class Backend, class State, class Time, class K>
-void solution_sum(State& out, const State& y, Time h, const K& k) {
+POSENC_ALWAYS_INLINE inline void solution_sum(State& out, const State& y, Time h, const K& k) {
   constexpr auto& terms = solution_terms<Scheme>;
   const auto w = solution_weights<state_value_t<State>, Scheme>(h);
   detail::base_plus<Backend>(out, y, w, terms, k, std::make_index_sequence<terms.index.size()>{});
@@ -161,7 +162,7 @@ class explicit_rk {
   /// stages - 1 evaluations, and every step is a function of (t, y, h) alone, so steps are
   /// reproducible bit for bit (which gradient recomputation relies on).
   template <class Rhs>
-  void step(Rhs& f, time_type t, State& y, time_type h) {
+  POSENC_ALWAYS_INLINE void step(Rhs& f, time_type t, State& y, time_type h) {
     check_shape(y, "explicit_rk::step");
     m_first_ready = false;
     compute_stages(f, t, y, h);
@@ -238,15 +239,19 @@ class explicit_rk {
  private:
   // A state of another shape than the workspace would be read out of bounds: refuse it (the
   // integrate() drivers resize the workspace instead). One shape comparison per step.
-  void check_shape(const State& y, const char* where) const {
+  // The message is built out of line, in a cold function: the step itself keeps one comparison.
+  POSENC_ALWAYS_INLINE void check_shape(const State& y, const char* where) const {
     if (!fits(y)) [[unlikely]]
-      posenc::detail::fail<shape_error>(where, "the state y (", state_traits<State>::size(y),
-                                        " scalars) does not have the shape of the stepper's workspace (",
-                                        state_traits<State>::size(m_tmp), " scalars); call resize_like(y) first");
+      shape_mismatch(y, where);
+  }
+  [[noreturn]] POSENC_COLD void shape_mismatch(const State& y, const char* where) const {
+    posenc::detail::fail<shape_error>(where, "the state y (", state_traits<State>::size(y),
+                                      " scalars) does not have the shape of the stepper's workspace (",
+                                      state_traits<State>::size(m_tmp), " scalars); call resize_like(y) first");
   }
 
   template <class Rhs>
-  void compute_stages(Rhs& f, time_type t, const State& y, time_type h) {
+  POSENC_ALWAYS_INLINE void compute_stages(Rhs& f, time_type t, const State& y, time_type h) {
     m_have_f1 = false;
     if (!m_first_ready) {
       call_rhs(f, t, y, m_k[0]);
@@ -254,12 +259,18 @@ class explicit_rk {
     }
     m_first_ready = false;
     constexpr std::size_t last = fsal ? stages - 1 : stages;
-    [&]<std::size_t... I>(std::index_sequence<I...>) { (stage<I + 1>(f, t, y, h), ...); }(
-        std::make_index_sequence<(last > 0 ? last - 1 : 0)>{});
+    later_stages(f, t, y, h, std::make_index_sequence<(last > 0 ? last - 1 : 0)>{});
+  }
+
+  template <class Rhs, std::size_t... I>
+  POSENC_ALWAYS_INLINE void later_stages([[maybe_unused]] Rhs& f, [[maybe_unused]] time_type t,
+                                         [[maybe_unused]] const State& y, [[maybe_unused]] time_type h,
+                                         std::index_sequence<I...>) {
+    (stage<I + 1>(f, t, y, h), ...);
   }
 
   template <std::size_t I, class Rhs>
-  void stage(Rhs& f, time_type t, const State& y, time_type h) {
+  POSENC_ALWAYS_INLINE void stage(Rhs& f, time_type t, const State& y, time_type h) {
     const time_type ti = t + static_cast<time_type>(Scheme::coefficients.c[I]) * h;
     if constexpr (stage_terms<Scheme, I>.index.size() == 0) {
       call_rhs(f, ti, y, m_k[I]);
@@ -270,7 +281,7 @@ class explicit_rk {
     ++m_nfev;
   }
 
-  void combine_solution(State& out, const State& y, time_type h) { solution_sum<Scheme, Backend>(out, y, h, m_k); }
+  POSENC_ALWAYS_INLINE void combine_solution(State& out, const State& y, time_type h) { solution_sum<Scheme, Backend>(out, y, h, m_k); }
 
   void combine_error(time_type h) {
     static constexpr auto row = detail::error_weights<Scheme>();
