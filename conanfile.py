@@ -12,6 +12,8 @@
 #   posenc::odeint   posenc-odeint.pc   Boost.Odeint bridge                     (option with_odeint)
 #   posenc::thrust   posenc-thrust.pc   Thrust backend; CCCL comes from the CUDA toolkit, found by find_package(CCCL)
 #                    in a CMake build module (CCI's thrust recipe is the old 1.x line)   (with_thrust)
+#   posenc::blas     posenc-blas.pc     posenc::eigen + EIGEN_USE_BLAS + openblas (option with_blas; never on
+#                    by default: EIGEN_USE_BLAS changes Eigen's products for the whole program)
 import os
 import re
 
@@ -39,12 +41,14 @@ class PosencConan(ConanFile):
         "with_xtensor": [True, False],
         "with_odeint": [True, False],
         "with_thrust": [True, False],
+        "with_blas": [True, False],
     }
     default_options = {
         "with_eigen": True,
         "with_xtensor": False,
         "with_odeint": False,
         "with_thrust": False,
+        "with_blas": False,
     }
     exports_sources = "include/*", "LICENSE"
     no_copy_source = True
@@ -60,6 +64,8 @@ class PosencConan(ConanFile):
     def configure(self):
         if self.options.with_thrust:
             self.options.with_eigen = True  # posenc::thrust builds on the Eigen-based encodings
+        if self.options.with_blas:
+            self.options.with_eigen = True  # posenc::blas is posenc::eigen with EIGEN_USE_BLAS
 
     def layout(self):
         basic_layout(self, src_folder=".")
@@ -71,6 +77,8 @@ class PosencConan(ConanFile):
             self.requires("xtensor/[>=0.24 <1]")
         if self.options.with_odeint:
             self.requires("boost/[>=1.74 <2]")
+        if self.options.with_blas:
+            self.requires("openblas/[>=0.3 <1]")
 
     def package_id(self):
         self.info.clear()
@@ -142,3 +150,6 @@ class PosencConan(ConanFile):
         if self.options.with_thrust:
             component("thrust", ["eigen"])
             self.cpp_info.set_property("cmake_build_modules", [self._thrust_module])
+        if self.options.with_blas:
+            blas = component("blas", ["eigen", "openblas::openblas"])
+            blas.defines = ["EIGEN_USE_BLAS"]

@@ -5,6 +5,8 @@
 #   xtensor [0.24, 1)    -> posenc::xtensor
 #   Boost   [1.74, 2)    -> posenc::odeint (headers only)
 #   CCCL    [2.2, 4)     -> posenc::thrust (from the CUDA toolkit; -DCCCL_DIR=<toolkit>/lib64/cmake/cccl)
+#   BLAS    (any)        -> posenc::blas (opt-in: -DPOSENC_WITH_BLAS=ON). The one MODULE-mode find: BLAS
+#                           ships no CMake package, CMake's FindBLAS finds it (posenc_find_blas below)
 include_guard(GLOBAL)
 
 set(POSENC_EIGEN_RANGE 3.4 6)
@@ -44,4 +46,28 @@ macro(posenc_find_dependencies)
   posenc_find_one(boost_headers boost_headers_VERSION ${POSENC_BOOST_RANGE})
   posenc_find_one(CCCL CCCL_VERSION ${POSENC_CCCL_RANGE} COMPONENTS Thrust
                   HINTS /usr/local/cuda/lib64/cmake /usr/local/cuda/lib/cmake)
+endmacro()
+
+# posenc_find_blas([REQUIRED]): BLAS::BLAS through CMake's FindBLAS module (MODULE mode: reference
+# BLAS, OpenBLAS, MKL... ship no CMake package), OpenBLAS first unless the caller set BLA_VENDOR,
+# then any BLAS FindBLAS knows. Not part of posenc_find_dependencies(): only a build with
+# -DPOSENC_WITH_BLAS=ON, or a consumer asking for COMPONENTS blas, looks for a BLAS at all.
+macro(posenc_find_blas)
+  if(NOT TARGET BLAS::BLAS)
+    if(NOT DEFINED BLA_VENDOR)
+      set(BLA_VENDOR OpenBLAS)
+      find_package(BLAS MODULE QUIET)
+      unset(BLA_VENDOR)
+    endif()
+    if(NOT BLAS_FOUND)
+      if("REQUIRED" IN_LIST ARGN)
+        find_package(BLAS MODULE REQUIRED)
+      else()
+        find_package(BLAS MODULE QUIET)
+      endif()
+    endif()
+  endif()
+  if(TARGET BLAS::BLAS)
+    set(BLAS_FOUND TRUE)
+  endif()
 endmacro()

@@ -21,7 +21,7 @@ class PosencTestConan(ConanFile):
 
     def _components(self):
         opts = self.dependencies["posenc"].options
-        return [c for c in ("eigen", "xtensor", "odeint", "thrust") if opts.get_safe(f"with_{c}")]
+        return [c for c in ("eigen", "xtensor", "odeint", "thrust", "blas") if opts.get_safe(f"with_{c}")]
 
     def build(self):
         cmake = CMake(self)

@@ -3,7 +3,7 @@
 # and checks the layout: every public header, the CMake package under share/cmake/posenc, the
 # pkg-config file, the licence, and nothing architecture-specific. Run with cmake -P:
 #   -DBUILD_DIR=<posenc build> -DPREFIX=<scratch prefix> -DCONFIG=<config> -DSOURCE_DIR=<posenc source>
-#   -DCOMPONENTS=eigen,xtensor,...   the components this build provides
+#   -DCOMPONENTS=eigen,xtensor,...   the components this build provides (blas only with POSENC_WITH_BLAS=ON)
 cmake_minimum_required(VERSION 3.24)
 string(REPLACE "," ";" COMPONENTS "${COMPONENTS}")
 file(REMOVE_RECURSE "${PREFIX}")
@@ -26,6 +26,29 @@ foreach(c IN LISTS COMPONENTS)
     string(APPEND errors "  missing share/cmake/posenc/posenc-${c}Targets.cmake\n")
   endif()
 endforeach()
+# posenc::blas is opt-in (-DPOSENC_WITH_BLAS=ON): without it nothing BLAS-related is installed,
+# and no installed CMake file looks for a BLAS.
+if(NOT "blas" IN_LIST COMPONENTS)
+  file(GLOB blas_files "${PREFIX}/share/cmake/posenc/posenc-blas*" "${PREFIX}/share/pkgconfig/posenc-blas*")
+  if(blas_files)
+    string(APPEND errors "  BLAS files installed by a build without POSENC_WITH_BLAS: ${blas_files}\n")
+  endif()
+  file(GLOB targets_files "${PREFIX}/share/cmake/posenc/*Targets*.cmake")
+  foreach(f IN LISTS targets_files)
+    file(STRINGS "${f}" hits REGEX "BLAS::|EIGEN_USE_BLAS")
+    if(hits)
+      string(APPEND errors "  ${f} mentions a BLAS in a build without POSENC_WITH_BLAS: ${hits}\n")
+    endif()
+  endforeach()
+else()
+  file(STRINGS "${PREFIX}/share/cmake/posenc/posenc-blasTargets.cmake" hits REGEX "EIGEN_USE_BLAS")
+  if(NOT hits)
+    string(APPEND errors "  posenc-blasTargets.cmake does not define EIGEN_USE_BLAS\n")
+  endif()
+  if(NOT EXISTS "${PREFIX}/share/pkgconfig/posenc-blas.pc")
+    string(APPEND errors "  missing share/pkgconfig/posenc-blas.pc\n")
+  endif()
+endif()
 # A header-only package is architecture independent: nothing under lib/ or bin/.
 file(GLOB arch "${PREFIX}/lib*" "${PREFIX}/bin")
 if(arch)

@@ -14,7 +14,8 @@ foreach(v SOURCE_DIR BINARY_DIR CXX GENERATOR)
     message(FATAL_ERROR "run_consumer.cmake: -D${v}=... is required")
   endif()
 endforeach()
-string(REPLACE "," ";" COMPONENTS "${COMPONENTS}")
+# COMPONENTS stays comma-separated on the consumer's command line (a ';' would split the
+# argument list here); the consumer project splits it.
 string(REPLACE "," ";" EXTRA_ARGS "${EXTRA_ARGS}")
 string(REPLACE "," ";" PROGRAMS "${PROGRAMS}")
 

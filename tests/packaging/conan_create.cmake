@@ -7,6 +7,8 @@
 #   -DSOURCE_DIR=<posenc source> -DWORK_DIR=<scratch> -DCXX=<compiler>
 #   -DOPTIONS=with_eigen,with_xtensor,...   options to switch on
 #   -DSYSTEM=eigen/3.4.0=/usr/include/eigen3,...   system packages standing in for Conan Center's
+#   -DSYSTEM_LIBS=openblas/0.3.21=/usr/lib/x86_64-linux-gnu/libopenblas.so,...   the same for shared
+#                                   libraries (conan/system_library.py; with_blas needs openblas)
 #   -DNAMES=posenc-core,posenc,...   the .pc names PkgConfigDeps must write (those of cmake --install)
 #   -DVERSION=<x.y.z>
 cmake_minimum_required(VERSION 3.24)
@@ -51,6 +53,14 @@ foreach(entry IN LISTS SYSTEM)
   run("${CONAN}" export "${CMAKE_CURRENT_LIST_DIR}/conan/system_package.py" --name "${CMAKE_MATCH_1}"
       --version "${CMAKE_MATCH_2}")
 endforeach()
+string(REPLACE "," ";" SYSTEM_LIBS "${SYSTEM_LIBS}")
+foreach(entry IN LISTS SYSTEM_LIBS)
+  string(REGEX MATCH "^([a-z0-9_]+)/([^=]+)=(.*)$" _ "${entry}")
+  string(TOUPPER "${CMAKE_MATCH_1}" up)
+  set(ENV{POSENC_SYSTEM_LIBRARY_${up}} "${CMAKE_MATCH_3}")
+  run("${CONAN}" export "${CMAKE_CURRENT_LIST_DIR}/conan/system_library.py" --name "${CMAKE_MATCH_1}"
+      --version "${CMAKE_MATCH_2}")
+endforeach()
 file(WRITE "${WORK_DIR}/posenc.profile" "include(default)
 [settings]
 compiler.cppstd=20
@@ -62,7 +72,7 @@ tools.cmake.cmaketoolchain:generator=Unix Makefiles
 ")
 set(opts "")
 string(REPLACE "," ";" OPTIONS "${OPTIONS}")
-foreach(o with_eigen with_xtensor with_odeint with_thrust)
+foreach(o with_eigen with_xtensor with_odeint with_thrust with_blas)
   if(o IN_LIST OPTIONS)
     list(APPEND opts -o "posenc/*:${o}=True")
   else()

@@ -8,7 +8,10 @@
 #     __cplusplus of a plain program at that -std (the .pc does not change the standard);
 #   - compiling below C++20 stops with posenc's #error;
 #   - the core consumer (ODE toolkit) runs with posenc-core's flags, the minimal encodings
-#     program with posenc's.
+#     program with posenc's;
+#   - posenc-blas (only where NAMES has it: POSENC_WITH_BLAS=ON, Conan's with_blas, vcpkg's
+#     "blas"): its Cflags define EIGEN_USE_BLAS, its Libs link a BLAS, and the posenc::blas
+#     consumer (TUPE, #error without EIGEN_USE_BLAS) builds and runs with nothing but those flags.
 # Run with cmake -P:
 #   -DPREFIX=<prefix> (or -DPC_DIR=<directory of .pc files>) -DCXX=<compiler> -DSOURCE_DIR=<posenc source>
 #   -DWORK_DIR=<scratch> -DVERSION=<x.y.z> -DNAMES=posenc-core,posenc,...
@@ -146,6 +149,31 @@ if("posenc" IN_LIST NAMES)
   pc_query(cflags --cflags posenc)
   separate_arguments(flags UNIX_COMMAND "${cflags}")
   compile_run(minimal ran ARGS -std=c++20 ${flags} -O1 "${SOURCE_DIR}/tests/install/minimal/main.cpp")
+  list(APPEND checked "${ran}")
+endif()
+if("posenc-blas" IN_LIST NAMES)
+  pc_query(cflags --cflags posenc-blas)
+  pc_query(libs --libs posenc-blas)
+  if(NOT cflags_RC EQUAL 0 OR NOT libs_RC EQUAL 0)
+    message(FATAL_ERROR "pkg-config --cflags/--libs posenc-blas failed: ${cflags_ERR} ${libs_ERR}")
+  endif()
+  if(NOT cflags MATCHES "-DEIGEN_USE_BLAS")
+    message(FATAL_ERROR "posenc-blas: Cflags '${cflags}' do not define EIGEN_USE_BLAS")
+  endif()
+  if(NOT libs MATCHES "-l[a-z]*blas")
+    message(FATAL_ERROR "posenc-blas: Libs '${libs}' link no BLAS")
+  endif()
+  separate_arguments(flags UNIX_COMMAND "${cflags}")
+  separate_arguments(lflags UNIX_COMMAND "${libs}")
+  # The Libs' -L directories are also the run-time search path (Conan's libraries are not on the
+  # loader's default path).
+  set(rpaths "")
+  foreach(l IN LISTS lflags)
+    if(l MATCHES "^-L(.+)$")
+      list(APPEND rpaths "-Wl,-rpath,${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  compile_run(blas ran ARGS -std=c++20 ${flags} -O1 "${SOURCE_DIR}/tests/install/consumer/blas.cpp" ${lflags} ${rpaths})
   list(APPEND checked "${ran}")
 endif()
 list(JOIN checked "\n  " checked)

@@ -2,7 +2,8 @@
 # vcpkg port for posenc (header-only). Each feature is one CMake component; a feature that is off
 # keeps CMake from finding that dependency elsewhere on the system, so the component, its targets
 # and its pkg-config file (posenc-core.pc always; posenc.pc with "eigen", posenc-<c>.pc for the
-# adapters) are installed exactly when the feature is.
+# adapters) are installed exactly when the feature is. "blas" is opt-in the other way round: it
+# switches on POSENC_WITH_BLAS (posenc::blas, posenc-blas.pc), which is OFF otherwise.
 # tests/packaging/vcpkg_port.cmake replays the configure/install/fixup steps below in the test suite.
 set(VCPKG_BUILD_TYPE release)
 
@@ -22,6 +23,8 @@ else()
 endif()
 
 vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
+    FEATURES
+        blas    POSENC_WITH_BLAS
     INVERTED_FEATURES
         eigen   CMAKE_DISABLE_FIND_PACKAGE_Eigen3
         xtensor CMAKE_DISABLE_FIND_PACKAGE_xtensor
