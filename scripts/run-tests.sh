@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite in four stages:
-#   1. Release with assertions on (-O2, no NDEBUG), g++, -Werror;
+#   1. Release with assertions on (-O2, no NDEBUG), g++, -Werror, with the opt-in posenc::blas
+#      component (OpenBLAS) built, installed and tested beside the header-only route;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer, clang++, -Werror (with the libFuzzer
 #      harnesses of tests/fuzz, POSENC_FUZZ, each run for a bounded time);
 #   3. ThreadSanitizer, clang++: only the concurrency tests (tests/concurrency) are built and run;
@@ -15,7 +16,7 @@ common=(-DPOSENC_BUILD_TESTS=ON -DPOSENC_BUILD_EXAMPLES=ON -DPOSENC_WARNINGS_AS_
 echo "==> [1/4] Release + assertions (g++)"
 # Every public header is also compiled on its own here (CMAKE_VERIFY_INTERFACE_HEADER_SETS).
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=g++ \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O2" -DCMAKE_VERIFY_INTERFACE_HEADER_SETS=ON "${common[@]}"
+  -DCMAKE_CXX_FLAGS_RELEASE="-O2" -DCMAKE_VERIFY_INTERFACE_HEADER_SETS=ON -DPOSENC_WITH_BLAS=ON "${common[@]}"
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release -j "$jobs" --output-on-failure --timeout 600
 
