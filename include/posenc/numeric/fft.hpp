@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Header-only FFT used by the Toeplitz/circulant products: a mixed-radix (8, 4, 2, 3, 5 and generic
+// Header-only FFT used by the Toeplitz/circulant products: a mixed-radix (16, 8, 4, 2, 3, 5 and generic
 // odd radices up to 13) Stockham transform on split (re[], im[]) arrays with twiddles precomputed
 // in a plan, Bluestein's chirp-z algorithm for sizes with a larger prime factor, and real-input
 // (r2c / c2r) transforms built on a half-length complex transform. No runtime library.
@@ -158,13 +158,55 @@ inline void bfly8(V* ar, V* ai) {
   ai[7] = ei[3] - o3i;
 }
 
+// Radix 16 as two radix-8 DFTs (even and odd samples) combined with w16^k = exp(-i pi k / 8).
+template <class T, class V>
+inline void bfly16(V* ar, V* ai) {
+  constexpr T h = static_cast<T>(0.707106781186547524400844362104849039L);   // cos(pi/4)
+  constexpr T c = static_cast<T>(0.923879532511286756128183189396788933L);   // cos(pi/8)
+  constexpr T s = static_cast<T>(0.382683432365089771728459984030398867L);   // sin(pi/8)
+  V er[8], ei[8], orr[8], oi[8];
+  for (unsigned r = 0; r < 8; ++r) {
+    er[r] = ar[2 * r];
+    ei[r] = ai[2 * r];
+    orr[r] = ar[2 * r + 1];
+    oi[r] = ai[2 * r + 1];
+  }
+  bfly8<T>(er, ei);
+  bfly8<T>(orr, oi);
+  // o_k <- w16^k o_k: (x + i y)(cos - i sin) = (x cos + y sin) + i (y cos - x sin), angle pi k / 8.
+  V tr[8], ti[8];
+  tr[0] = orr[0];
+  ti[0] = oi[0];
+  tr[1] = c * orr[1] + s * oi[1];
+  ti[1] = c * oi[1] - s * orr[1];
+  tr[2] = h * (orr[2] + oi[2]);
+  ti[2] = h * (oi[2] - orr[2]);
+  tr[3] = s * orr[3] + c * oi[3];
+  ti[3] = s * oi[3] - c * orr[3];
+  tr[4] = oi[4];
+  ti[4] = -orr[4];
+  tr[5] = c * oi[5] - s * orr[5];
+  ti[5] = -(s * oi[5] + c * orr[5]);
+  tr[6] = h * (oi[6] - orr[6]);
+  ti[6] = -h * (orr[6] + oi[6]);
+  tr[7] = s * oi[7] - c * orr[7];
+  ti[7] = -(c * oi[7] + s * orr[7]);
+  for (unsigned k = 0; k < 8; ++k) {
+    ar[k] = er[k] + tr[k];
+    ai[k] = ei[k] + ti[k];
+    ar[k + 8] = er[k] - tr[k];
+    ai[k + 8] = ei[k] - ti[k];
+  }
+}
+
 template <unsigned R, class T, class V>
 inline void bfly(V* ar, V* ai) {
   if constexpr (R == 2) bfly2<T>(ar, ai);
   else if constexpr (R == 3) bfly3<T>(ar, ai);
   else if constexpr (R == 4) bfly4<T>(ar, ai);
   else if constexpr (R == 5) bfly5<T>(ar, ai);
-  else bfly8<T>(ar, ai);
+  else if constexpr (R == 8) bfly8<T>(ar, ai);
+  else bfly16<T>(ar, ai);
 }
 
 // ---- lanes: W independent transforms advanced together, one SIMD lane each ------------------
@@ -345,19 +387,21 @@ inline void stage_generic(unsigned R, std::size_t n, std::size_t ns, const T* ir
   }
 }
 
-/// The radices of the Stockham passes for n: the powers of two as radix 8 as far as possible
-/// (fewest passes), then 4 and 2 (a leftover 2 with an 8 available becomes 4 x 4), then 3, 5, 7,
+/// The radices of the Stockham passes for n: the powers of two as radix 16 as far as possible
+/// (fewest passes), then one 8 or 4 (a leftover 2 with a 16 available becomes 8 x 4), or 2, then 3, 5, 7,
 /// 11, 13. Returns false (radices incomplete) if n has a prime factor > 13.
 inline bool stockham_radices(std::size_t n, std::vector<unsigned>& radices) {
   std::size_t rest = n;
   unsigned e2 = 0;
   while (rest % 2 == 0) { ++e2; rest /= 2; }
-  unsigned n8 = e2 / 3, n4 = 0, n2 = 0;
-  if (e2 % 3 == 2) n4 = 1;
-  else if (e2 % 3 == 1) {
-    if (n8 > 0) { --n8; n4 = 2; }
+  unsigned n16 = e2 / 4, n8 = 0, n4 = 0, n2 = 0;
+  if (e2 % 4 == 3) n8 = 1;
+  else if (e2 % 4 == 2) n4 = 1;
+  else if (e2 % 4 == 1) {
+    if (n16 > 0) { --n16; n8 = 1; n4 = 1; }
     else n2 = 1;
   }
+  radices.insert(radices.end(), n16, 16u);
   radices.insert(radices.end(), n8, 8u);
   radices.insert(radices.end(), n4, 4u);
   radices.insert(radices.end(), n2, 2u);
@@ -387,7 +431,7 @@ struct stockham {
           twr.push_back(wr);
           twi.push_back(wi);
         }
-      if (r != 2 && r != 3 && r != 4 && r != 5 && r != 8)
+      if (r != 2 && r != 3 && r != 4 && r != 5 && r != 8 && r != 16)
         for (unsigned e = 0; e < r; ++e) {
           T wr, wi;
           unit_root(e, r, wr, wi);
@@ -418,6 +462,7 @@ struct stockham {
         case 4: stage_fixed<4, V, W>(n, s.ns, sr, si, dr, di, tr, ti); break;
         case 5: stage_fixed<5, V, W>(n, s.ns, sr, si, dr, di, tr, ti); break;
         case 8: stage_fixed<8, V, W>(n, s.ns, sr, si, dr, di, tr, ti); break;
+        case 16: stage_fixed<16, V, W>(n, s.ns, sr, si, dr, di, tr, ti); break;
         default:
           stage_generic<V, W>(s.radix, n, s.ns, sr, si, dr, di, tr, ti, genr.data() + s.gen, geni.data() + s.gen);
       }
@@ -491,7 +536,7 @@ class two_pass {
           const std::size_t j2 = g * W + l;
           unit_root(std::uint64_t(j2) * k1, n, m_twr.data()[(g * n1 + k1) * W + l], m_twi.data()[(g * n1 + k1) * W + l]);
         }
-    const std::size_t m = std::max(n1, n2) * W;
+    const std::size_t m = std::max(n1, n2) * W * group;
     for (auto* b : {&m_ar, &m_ai, &m_br, &m_bi}) b->assign(m);
   }
 
@@ -514,51 +559,73 @@ class two_pass {
   [[nodiscard]] std::size_t n1() const noexcept { return m_n1; }
 
   /// Forward transform of (re, im) in place; (wr, wi) is an n-scalar work buffer.
+  /// Each pass handles up to `group` blocks of W lanes per gather, so every row it touches yields
+  /// group * W consecutive scalars (several whole cache lines) instead of one lane pack: at large
+  /// n the rows lie a power-of-two stride apart, beyond L2, and a lone 64-byte line per row left
+  /// the prefetchers idle.
   void forward(T* re, T* im, T* wr, T* wi) {
     const std::size_t n1 = m_n1, n2 = m_n2;
+    const std::size_t m1 = n1 * W, m2 = n2 * W;
     T* ar = m_ar.data();
     T* ai = m_ai.data();
     T* br = m_br.data();
     T* bi = m_bi.data();
-    // Pass 1: columns j2 in blocks of W.
-    for (std::size_t g = 0; g < n2 / W; ++g) {
-      for (std::size_t j1 = 0; j1 < n1; ++j1) {
-        lanes_store(ar + j1 * W, lanes_load<V>(re + j1 * n2 + g * W));
-        lanes_store(ai + j1 * W, lanes_load<V>(im + j1 * n2 + g * W));
-      }
-      const bool in_b = m_s1.template run<V, W>(ar, ai, br, bi);
-      const T* sr = in_b ? br : ar;
-      const T* si = in_b ? bi : ai;
-      const T* tr = m_twr.data() + g * n1 * W;
-      const T* ti = m_twi.data() + g * n1 * W;
-      for (std::size_t k1 = 0; k1 < n1; ++k1) {
-        const V xr = lanes_load<V>(sr + k1 * W), xi = lanes_load<V>(si + k1 * W);
-        const V cr = lanes_load<V>(tr + k1 * W), ci = lanes_load<V>(ti + k1 * W);
-        lanes_store(wr + k1 * n2 + g * W, xr * cr - xi * ci);
-        lanes_store(wi + k1 * n2 + g * W, xr * ci + xi * cr);
-      }
-    }
-    // Pass 2: rows k1 in blocks of W, gathered as lanes (a W x n2 transpose into L1).
-    for (std::size_t h = 0; h < n1 / W; ++h) {
-      for (std::size_t l = 0; l < W; ++l) {
-        const T* rr = wr + (h * W + l) * n2;
-        const T* ri = wi + (h * W + l) * n2;
-        for (std::size_t j2 = 0; j2 < n2; ++j2) {
-          ar[j2 * W + l] = rr[j2];
-          ai[j2 * W + l] = ri[j2];
+    // Pass 1: columns j2 in groups of G blocks of W.
+    for (std::size_t g0 = 0; g0 < n2 / W; g0 += group) {
+      const std::size_t G = std::min(group, n2 / W - g0);
+      for (std::size_t j1 = 0; j1 < n1; ++j1)
+        for (std::size_t u = 0; u < G; ++u) {
+          lanes_store(ar + u * m1 + j1 * W, lanes_load<V>(re + j1 * n2 + (g0 + u) * W));
+          lanes_store(ai + u * m1 + j1 * W, lanes_load<V>(im + j1 * n2 + (g0 + u) * W));
         }
-      }
-      const bool in_b = m_s2.template run<V, W>(ar, ai, br, bi);
+      bool in_b = false;
+      for (std::size_t u = 0; u < G; ++u)
+        in_b = m_s1.template run<V, W>(ar + u * m1, ai + u * m1, br + u * m1, bi + u * m1);
       const T* sr = in_b ? br : ar;
       const T* si = in_b ? bi : ai;
-      for (std::size_t k2 = 0; k2 < n2; ++k2) {
-        lanes_store(re + k2 * n1 + h * W, lanes_load<V>(sr + k2 * W));
-        lanes_store(im + k2 * n1 + h * W, lanes_load<V>(si + k2 * W));
+      for (std::size_t k1 = 0; k1 < n1; ++k1)
+        for (std::size_t u = 0; u < G; ++u) {
+          const std::size_t g = g0 + u;
+          const V xr = lanes_load<V>(sr + u * m1 + k1 * W), xi = lanes_load<V>(si + u * m1 + k1 * W);
+          const V cr = lanes_load<V>(m_twr.data() + (g * n1 + k1) * W), ci = lanes_load<V>(m_twi.data() + (g * n1 + k1) * W);
+          lanes_store(wr + k1 * n2 + g * W, xr * cr - xi * ci);
+          lanes_store(wi + k1 * n2 + g * W, xr * ci + xi * cr);
+        }
+    }
+    // Pass 2: rows k1 in groups of G blocks of W, gathered as lanes (a W x n2 transpose each).
+    for (std::size_t h0 = 0; h0 < n1 / W; h0 += group) {
+      const std::size_t G = std::min(group, n1 / W - h0);
+      bool in_b = false;
+      for (std::size_t u = 0; u < G; ++u) {
+        T* gr = ar + u * m2;
+        T* gi = ai + u * m2;
+        for (std::size_t l = 0; l < W; ++l) {
+          const T* rr = wr + ((h0 + u) * W + l) * n2;
+          const T* ri = wi + ((h0 + u) * W + l) * n2;
+          for (std::size_t j2 = 0; j2 < n2; ++j2) {
+            gr[j2 * W + l] = rr[j2];
+            gi[j2 * W + l] = ri[j2];
+          }
+        }
+        in_b = m_s2.template run<V, W>(gr, gi, br + u * m2, bi + u * m2);
       }
+      const T* sr = in_b ? br : ar;
+      const T* si = in_b ? bi : ai;
+      for (std::size_t k2 = 0; k2 < n2; ++k2)
+        for (std::size_t u = 0; u < G; ++u) {
+          lanes_store(re + k2 * n1 + (h0 + u) * W, lanes_load<V>(sr + u * m2 + k2 * W));
+          lanes_store(im + k2 * n1 + (h0 + u) * W, lanes_load<V>(si + u * m2 + k2 * W));
+        }
     }
   }
 
  private:
+  // Blocks of W lanes per gather: 256 bytes of each row (four 64-byte lines).
+#ifdef POSENC_FFT_TWO_PASS_GROUP
+  static constexpr std::size_t group = POSENC_FFT_TWO_PASS_GROUP;
+#else
+  static constexpr std::size_t group = std::max<std::size_t>(1, 256 / (W * sizeof(T)));
+#endif
   std::size_t m_n1 = 0, m_n2 = 0;
   stockham<T> m_s1, m_s2;
   aligned_buffer<T> m_twr, m_twi;     // w_n^{j2 k1}, layout [j2 / W][k1][j2 % W]
