@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Header-only FFT used by the Toeplitz/circulant products: a mixed-radix (16, 8, 4, 2, 3, 5 and generic
+// Header-only FFT used by the Toeplitz/circulant products: a mixed-radix (8, 4, 2, 3, 5 and generic
 // odd radices up to 13) Stockham transform on split (re[], im[]) arrays with twiddles precomputed
 // in a plan, Bluestein's chirp-z algorithm for sizes with a larger prime factor, and real-input
 // (r2c / c2r) transforms built on a half-length complex transform. No runtime library.
@@ -158,55 +158,13 @@ inline void bfly8(V* ar, V* ai) {
   ai[7] = ei[3] - o3i;
 }
 
-// Radix 16 as two radix-8 DFTs (even and odd samples) combined with w16^k = exp(-i pi k / 8).
-template <class T, class V>
-inline void bfly16(V* ar, V* ai) {
-  constexpr T h = static_cast<T>(0.707106781186547524400844362104849039L);   // cos(pi/4)
-  constexpr T c = static_cast<T>(0.923879532511286756128183189396788933L);   // cos(pi/8)
-  constexpr T s = static_cast<T>(0.382683432365089771728459984030398867L);   // sin(pi/8)
-  V er[8], ei[8], orr[8], oi[8];
-  for (unsigned r = 0; r < 8; ++r) {
-    er[r] = ar[2 * r];
-    ei[r] = ai[2 * r];
-    orr[r] = ar[2 * r + 1];
-    oi[r] = ai[2 * r + 1];
-  }
-  bfly8<T>(er, ei);
-  bfly8<T>(orr, oi);
-  // o_k <- w16^k o_k: (x + i y)(cos - i sin) = (x cos + y sin) + i (y cos - x sin), angle pi k / 8.
-  V tr[8], ti[8];
-  tr[0] = orr[0];
-  ti[0] = oi[0];
-  tr[1] = c * orr[1] + s * oi[1];
-  ti[1] = c * oi[1] - s * orr[1];
-  tr[2] = h * (orr[2] + oi[2]);
-  ti[2] = h * (oi[2] - orr[2]);
-  tr[3] = s * orr[3] + c * oi[3];
-  ti[3] = s * oi[3] - c * orr[3];
-  tr[4] = oi[4];
-  ti[4] = -orr[4];
-  tr[5] = c * oi[5] - s * orr[5];
-  ti[5] = -(s * oi[5] + c * orr[5]);
-  tr[6] = h * (oi[6] - orr[6]);
-  ti[6] = -h * (orr[6] + oi[6]);
-  tr[7] = s * oi[7] - c * orr[7];
-  ti[7] = -(c * oi[7] + s * orr[7]);
-  for (unsigned k = 0; k < 8; ++k) {
-    ar[k] = er[k] + tr[k];
-    ai[k] = ei[k] + ti[k];
-    ar[k + 8] = er[k] - tr[k];
-    ai[k + 8] = ei[k] - ti[k];
-  }
-}
-
 template <unsigned R, class T, class V>
 inline void bfly(V* ar, V* ai) {
   if constexpr (R == 2) bfly2<T>(ar, ai);
   else if constexpr (R == 3) bfly3<T>(ar, ai);
   else if constexpr (R == 4) bfly4<T>(ar, ai);
   else if constexpr (R == 5) bfly5<T>(ar, ai);
-  else if constexpr (R == 8) bfly8<T>(ar, ai);
-  else bfly16<T>(ar, ai);
+  else bfly8<T>(ar, ai);
 }
 
 // ---- lanes: W independent transforms advanced together, one SIMD lane each ------------------
@@ -387,21 +345,19 @@ inline void stage_generic(unsigned R, std::size_t n, std::size_t ns, const T* ir
   }
 }
 
-/// The radices of the Stockham passes for n: the powers of two as radix 16 as far as possible
-/// (fewest passes), then one 8 or 4 (a leftover 2 with a 16 available becomes 8 x 4), or 2, then 3, 5, 7,
+/// The radices of the Stockham passes for n: the powers of two as radix 8 as far as possible
+/// (fewest passes), then 4 and 2 (a leftover 2 with an 8 available becomes 4 x 4), then 3, 5, 7,
 /// 11, 13. Returns false (radices incomplete) if n has a prime factor > 13.
 inline bool stockham_radices(std::size_t n, std::vector<unsigned>& radices) {
   std::size_t rest = n;
   unsigned e2 = 0;
   while (rest % 2 == 0) { ++e2; rest /= 2; }
-  unsigned n16 = e2 / 4, n8 = 0, n4 = 0, n2 = 0;
-  if (e2 % 4 == 3) n8 = 1;
-  else if (e2 % 4 == 2) n4 = 1;
-  else if (e2 % 4 == 1) {
-    if (n16 > 0) { --n16; n8 = 1; n4 = 1; }
+  unsigned n8 = e2 / 3, n4 = 0, n2 = 0;
+  if (e2 % 3 == 2) n4 = 1;
+  else if (e2 % 3 == 1) {
+    if (n8 > 0) { --n8; n4 = 2; }
     else n2 = 1;
   }
-  radices.insert(radices.end(), n16, 16u);
   radices.insert(radices.end(), n8, 8u);
   radices.insert(radices.end(), n4, 4u);
   radices.insert(radices.end(), n2, 2u);
@@ -431,7 +387,7 @@ struct stockham {
           twr.push_back(wr);
           twi.push_back(wi);
         }
-      if (r != 2 && r != 3 && r != 4 && r != 5 && r != 8 && r != 16)
+      if (r != 2 && r != 3 && r != 4 && r != 5 && r != 8)
         for (unsigned e = 0; e < r; ++e) {
           T wr, wi;
           unit_root(e, r, wr, wi);
@@ -462,7 +418,6 @@ struct stockham {
         case 4: stage_fixed<4, V, W>(n, s.ns, sr, si, dr, di, tr, ti); break;
         case 5: stage_fixed<5, V, W>(n, s.ns, sr, si, dr, di, tr, ti); break;
         case 8: stage_fixed<8, V, W>(n, s.ns, sr, si, dr, di, tr, ti); break;
-        case 16: stage_fixed<16, V, W>(n, s.ns, sr, si, dr, di, tr, ti); break;
         default:
           stage_generic<V, W>(s.radix, n, s.ns, sr, si, dr, di, tr, ti, genr.data() + s.gen, geni.data() + s.gen);
       }
