@@ -491,7 +491,8 @@ class two_pass {
           const std::size_t j2 = g * W + l;
           unit_root(std::uint64_t(j2) * k1, n, m_twr.data()[(g * n1 + k1) * W + l], m_twi.data()[(g * n1 + k1) * W + l]);
         }
-    const std::size_t m = std::max(n1, n2) * W * group;
+    // Pass 1 holds min(group, n2 / W) transforms of n1 W scalars, pass 2 min(group, n1 / W) of n2 W.
+    const std::size_t m = std::max(std::min(group, n2 / W) * n1, std::min(group, n1 / W) * n2) * W;
     for (auto* b : {&m_ar, &m_ai, &m_br, &m_bi}) b->assign(m);
   }
 
