@@ -777,7 +777,7 @@ class plan {
 #ifdef POSENC_FFT_TWO_PASS_MIN
   static constexpr std::size_t two_pass_min = POSENC_FFT_TWO_PASS_MIN;
 #else
-  static constexpr std::size_t two_pass_min = 0;
+  static constexpr std::size_t two_pass_min = 1;  // every size (1, not 0: no always-true comparison)
 #endif
 
   void init_four_step() {
