@@ -19,7 +19,10 @@ With --bench-dir (the folder of posenc's benchmark programs, e.g. build/bench/be
 posenc's matching Google Benchmark cases in the same session, right after the peers, and prints
 each row with both figures and their ratio (peer time / posenc time: above 1 means posenc is
 faster). Times are wall-clock medians; both sides use --threads threads (torch.set_num_threads
-and OMP_NUM_THREADS / the benchmarks' thread argument).
+for the peers; the benchmarks' thread argument for posenc, whose programs run with
+OMP_NUM_THREADS=1 so that Eigen does not start threads of its own inside posenc's). posenc's
+Toeplitz/FFT products are single-threaded; scipy's FFT is too (workers=1), torch.fft may use
+--threads threads.
 
 Not run by CI (it takes minutes and needs an idle machine); run by hand:
 
@@ -266,7 +269,9 @@ def posenc_times(args, section, filters):
         print("posenc: %s not found; build with -DPOSENC_BUILD_BENCHMARKS=ON" % exe, file=sys.stderr)
         return {}
     pattern = "|".join("^" + f for f in sorted(set(filters)))
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    # posenc's benchmarks take their thread count as an argument and run it on posenc's own pool;
+    # OpenMP (Eigen's GEMM) and OpenBLAS threads inside those would oversubscribe the cores
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     out = subprocess.check_output([exe, "--benchmark_filter=" + pattern, "--benchmark_format=json",
                                    "--benchmark_repetitions=%d" % args.reps, "--benchmark_min_time=0.05",
                                    "--benchmark_report_aggregates_only=true"], env=env, text=True)
