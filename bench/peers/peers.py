@@ -83,6 +83,8 @@ def median_time(fn, reps, warmup=1):
 def row(section, case, peer, timing, posenc=None):
     seconds, cfg = timing
     ROWS.append(dict(section=section, case=case, peer=peer, peer_s=seconds, config=cfg, posenc=posenc))
+    if seconds != seconds:  # --load: timed earlier
+        return
     print("  %-10s %-44s %-34s %10.3f ms  (torch %d, OpenBLAS %d threads)"
           % (section, case, peer, seconds * 1e3, cfg[0], cfg[1]), flush=True)
 
@@ -282,21 +284,30 @@ PROGRAMS = {"sinusoidal": "bench_sinusoidal", "floater": "bench_floater", "tupe"
             "toeplitz": "bench_toeplitz", "fft": "bench_toeplitz"}
 
 
+def suffixed(f):
+    """A row's filter also matches the name Google Benchmark gives it with /real_time and the like."""
+    return f[:-1] + "(/[a-z_]+)*$" if f.endswith("$") else f
+
+
 def posenc_times(args, section, filters):
     exe = os.path.join(args.bench_dir, PROGRAMS[section])
     if not os.path.exists(exe):
         print("posenc: %s not found; build with -DPOSENC_BUILD_BENCHMARKS=ON" % exe, file=sys.stderr)
         return {}
-    pattern = "|".join("^" + f for f in sorted(set(filters)))
+    pattern = "|".join("^" + suffixed(f) for f in sorted(set(filters)))
     # posenc's benchmarks take their thread count as an argument and run it on posenc's own pool;
     # OpenMP (Eigen's GEMM) and OpenBLAS threads inside those would oversubscribe the cores
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    out = subprocess.check_output([exe, "--benchmark_filter=" + pattern, "--benchmark_format=json",
+    out = subprocess.run([exe, "--benchmark_filter=" + pattern, "--benchmark_format=json",
                                    "--benchmark_repetitions=%d" % args.reps, "--benchmark_min_time=0.05",
-                                   "--benchmark_report_aggregates_only=true"], env=env, text=True)
+                                   "--benchmark_report_aggregates_only=true"], env=env, text=True,
+                         stdout=subprocess.PIPE).stdout
+    if not out.strip():
+        print("posenc: no benchmark of %s matched %s" % (exe, pattern), file=sys.stderr)
+        return {}
     times = {}
     scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-    for b in json.loads(out)["benchmarks"]:
+    for b in json.loads(out[out.index("{"):])["benchmarks"]:  # after the programs' banner line
         if b.get("aggregate_name") == "median":
             times[b["run_name"]] = b["real_time"] * scale[b["time_unit"]]
     return times
@@ -304,7 +315,7 @@ def posenc_times(args, section, filters):
 
 def match(times, f):
     import re
-    hits = [v for name, v in times.items() if re.match("^" + f, name)]
+    hits = [v for name, v in times.items() if re.match("^" + suffixed(f), name)]
     return hits[0] if hits else None
 
 
@@ -322,6 +333,8 @@ def main():
     ap.add_argument("--toeplitz-k", type=int, nargs="+", default=[1, 16, 64])
     ap.add_argument("--bench-dir", help="folder of posenc's bench_* programs: run them too and print ratios")
     ap.add_argument("--markdown", help="write the table as Markdown to this file")
+    ap.add_argument("--save", help="write the peers' timings (JSON) to this file")
+    ap.add_argument("--load", help="take the peers' timings from a file written by --save instead of timing them")
     args = ap.parse_args()
     global _blas, CONFIGS
     CONFIGS = [tuple(int(x) for x in c.split("x")) for c in args.configs]
@@ -340,9 +353,24 @@ def main():
             "its fastest of %s (torch x OpenBLAS threads); wall-clock medians"
             % (cpu, os.cpu_count(), " ".join("%.1f" % x for x in os.getloadavg()), torch.__version__,
                np.__version__, scipy.__version__, args.threads, ", ".join(args.configs)))
+    global median_time
+    if args.load:  # the rows (and their posenc filters) without timing them, then the saved times
+        with open(args.load) as f:
+            saved = json.load(f)
+        head = saved["head"]
+        median_time = lambda fn, reps, warmup=1: (float("nan"), (0, 0))  # noqa: E731
     print("#", head, flush=True)
     for s in args.only:
         globals()[s](args)
+    if args.load:
+        times = {(r["section"], r["case"], r["peer"]): r for r in saved["rows"]}
+        for r in ROWS:
+            t = times[(r["section"], r["case"], r["peer"])]
+            r["peer_s"], r["config"] = t["peer_s"], tuple(t["config"])
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump(dict(head=head, rows=[{k: r[k] for k in ("section", "case", "peer", "peer_s", "config")}
+                                            for r in ROWS]), f, indent=1)
     if args.bench_dir:
         for s in args.only:
             rows = [r for r in ROWS if r["section"] == s and r["posenc"]]
