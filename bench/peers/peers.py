@@ -50,6 +50,9 @@ import scipy.fft
 import scipy.linalg
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tupe_torch import t5_buckets  # noqa: E402  (T5's bucket of j - i, shared with that script)
+
 ROWS = []  # dict(section, case, peer, peer_s, config, posenc filter, posenc_s)
 CONFIGS = [(1, 1)]  # (torch intra-op threads, OpenBLAS threads) tried for every peer row
 _blas = None
@@ -172,19 +175,6 @@ def floater(args):
 
 # ---- TUPE -------------------------------------------------------------------------------------
 
-def t5_bucket(rel, num_buckets=32, max_distance=128):
-    """T5's bidirectional relative-position bucket (TUPE's relative term)."""
-    nb = num_buckets // 2
-    ret = (rel > 0).to(torch.long) * nb
-    n = torch.abs(rel)
-    max_exact = nb // 2
-    is_small = n < max_exact
-    large = max_exact + (torch.log(n.float() / max_exact) / math.log(max_distance / max_exact)
-                         * (nb - max_exact)).to(torch.long)
-    large = torch.min(large, torch.full_like(large, nb - 1))
-    return ret + torch.where(is_small, n, large)
-
-
 def tupe(args):
     d, H, nb = 768, 12, 32
     for n in (512, 2048):
@@ -198,8 +188,7 @@ def tupe(args):
             scaling = float(d / H * 2) ** -0.5
 
             def buckets():
-                ctx, mem = torch.arange(n)[:, None], torch.arange(n)[None, :]
-                b = t5_bucket(mem - ctx, nb)
+                b = t5_buckets(n, nb)
                 b[:, 0] = nb
                 b[0, :] = nb // 2
                 return b
