@@ -384,6 +384,7 @@ class encoder {
     return want;
   }
 
+  /// \cond INTERNAL
   /// The right-hand side of a kept interval: h(t, y) exactly as flow::operator() computes it
   /// (flow::evaluate), with z written into the kept rows and Y copied beside it.
   struct keeping_rhs {
@@ -397,6 +398,7 @@ class encoder {
       row += N;
     }
   };
+  /// \endcond
 
   void reserve_rows(std::size_t L) {
     constexpr std::string_view where = "floater::encoder::extend";
