@@ -7,6 +7,7 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "toeplitz/common.hpp"
@@ -75,6 +76,27 @@ TEST_CASE("fft batch_plan - sizes with a prime factor > 13 are rejected with inv
   CHECK_FALSE(posenc::fft::batch_plan<double>::supported(0));
   CHECK_THROWS_AS(posenc::fft::batch_plan<double>(34), posenc::invalid_argument);
   CHECK(posenc::fft::batch_plan<long double>::width() == 1);
+}
+
+TEST_CASE("fft batch_plan pack_real / unpack_real - a column longer than 2 n is rejected, nothing written") {
+  // n = 8 complex points hold 16 reals: len = 17 would write past the plan's arrays.
+  posenc::fft::batch_plan<double> plan(8);
+  std::vector<double> x(17, 1.0);
+  const double* src[] = {x.data()};
+  double* dst[] = {x.data()};
+  const std::size_t step[] = {1};
+  plan.pack_real(src, step, 1, 16);  // the largest accepted length
+  CHECK_THROWS_AS(plan.pack_real(src, step, 1, 17), posenc::invalid_argument);
+  CHECK_THROWS_AS(plan.unpack_real(dst, step, 1, 17), posenc::invalid_argument);
+  try {
+    plan.pack_real(src, step, 1, 17);
+  } catch (const posenc::invalid_argument& e) {
+    const std::string m = e.what();
+    CHECK(m.find("pack_real") != std::string::npos);
+    CHECK(m.find("len must be <= 2 n = 16") != std::string::npos);
+    CHECK(m.find("got 17") != std::string::npos);
+  }
+  CHECK(x[16] == 1.0);
 }
 
 TEST_CASE("fft batch_plan pack_real / unpack_real - the exact interleaving, zero padding and empty lanes") {

@@ -963,6 +963,7 @@ class batch_plan {
   /// arrays gets z_j = x_{2j} + i x_{2j+1}, x_i = src[l][i * step[l]] for i < len, zeros beyond;
   /// lanes l >= lanes_used are all zero. Requires len <= 2 n.
   void pack_real(const T* const* src, const std::size_t* step, std::size_t lanes_used, std::size_t len) {
+    check_real_length("fft::batch_plan::pack_real", len);
     constexpr std::size_t W = lanes::width;
     T* __restrict zr = m_re.data();
     T* __restrict zi = m_im.data();
@@ -998,6 +999,7 @@ class batch_plan {
   /// The inverse of pack_real: dst[l][i * step[l]] = (i even ? re : im)[(i / 2) * width() + l] for
   /// i < len and l < lanes_used (len <= 2 n).
   void unpack_real(T* const* dst, const std::size_t* step, std::size_t lanes_used, std::size_t len) const {
+    check_real_length("fft::batch_plan::unpack_real", len);
     constexpr std::size_t W = lanes::width;
     const T* __restrict zr = m_re.data();
     const T* __restrict zi = m_im.data();
@@ -1038,6 +1040,10 @@ class batch_plan {
   }
 
  private:
+  // A real column of len values packs into ceil(len / 2) complex points: at most n of them.
+  void check_real_length(const char* where, std::size_t len) const {
+    posenc::detail::require(len <= 2 * m_n, where, "len must be <= 2 n = ", 2 * m_n, " (two reals per point), got ", len);
+  }
   std::size_t m_n;
   detail::batch<T, typename lanes::type, lanes::width> m_b;
   detail::aligned_buffer<T> m_re, m_im, m_wr, m_wi;
