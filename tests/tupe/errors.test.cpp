@@ -58,6 +58,21 @@ TEST_CASE("tupe rejects d not divisible by H") {
   CHECK(has(mt, "1025"));
 }
 
+TEST_CASE("tupe rejects a negative workspace tile size") {
+  const config c = small();
+  const auto p = make_parameters<double>(c, 4);
+  head_stack<double> out;
+  workspace<double> ws;
+  ws.tile_rows = -3;
+  const auto msg = message_of<posenc::invalid_argument>([&] { positional_bias(c, p, p.pos, 4, out, ws); });
+  CHECK(has(msg, "tupe::positional_bias"));
+  CHECK(has(msg, "workspace.tile_rows"));
+  CHECK(has(msg, "-3"));
+  ws.tile_rows = 2;  // a valid explicit tile size is accepted
+  positional_bias(c, p, p.pos, 4, out, ws);
+  CHECK(out.size() > 0);
+}
+
 TEST_CASE("tupe rejects mismatched table widths and parameter shapes") {
   const config c = small();
   const auto p = make_parameters<double>(c, 8);

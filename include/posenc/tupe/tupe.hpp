@@ -488,6 +488,8 @@ template <class T>
 void positional_bias(const config& cfg, const parameters<T>& p, detail::pos_ref<T> pos, Index n, head_stack<T>& out,
                      workspace<T>& ws) {
   validate_parameters(cfg, p, pos, n, "tupe::positional_bias");
+  posenc::detail::require(ws.tile_rows >= 0, "tupe::positional_bias",
+                          "workspace.tile_rows: expected 0 (automatic) or a row count > 0, got ", ws.tile_rows);
   detail::compute_bias(cfg, p, pos, n, out, ws);
 }
 
