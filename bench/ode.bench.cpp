@@ -121,81 +121,19 @@ void bm_posenc(benchmark::State& state) {
 }
 
 // ---- (a) hand-written loops: the same arithmetic in the same passes -------------------------
-void bm_hand_euler(benchmark::State& state) {
+/// The hand loops of bench/ode_small.hpp (ode_small::hand<Sch>: one pass per stage, restrict
+/// pointers, the same arithmetic), here on run-time sizes.
+template <class Sch>
+void bm_hand(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  vec y(n, 1.0), k(n);
+  vec y(n, 1.0);
+  ode_small::hand_buffers<std::size_t> w(n);
   for (auto _ : state) {
-    double* __restrict py = y.data();
-    double* __restrict pk = k.data();
-    for (std::size_t i = 0; i < n; ++i) pk[i] = -py[i];
-    for (std::size_t i = 0; i < n; ++i) py[i] = py[i] + dt * pk[i];
+    ode_small::hand<Sch>::step(y.data(), w, n);
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  set_counters(state, work<schemes::euler>::doubles_moved(), work<schemes::euler>::flops(), n);
-}
-
-void bm_hand_rk4(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  vec y(n, 1.0), k1(n), k2(n), k3(n), k4(n), tmp(n);
-  const double h2 = dt / 2, h6 = dt / 6, h3 = dt / 3;
-  for (auto _ : state) {
-    double* __restrict py = y.data();
-    double* __restrict a = k1.data();
-    double* __restrict b = k2.data();
-    double* __restrict c = k3.data();
-    double* __restrict d = k4.data();
-    double* __restrict x = tmp.data();
-    for (std::size_t i = 0; i < n; ++i) a[i] = -py[i];
-    for (std::size_t i = 0; i < n; ++i) x[i] = py[i] + h2 * a[i];
-    for (std::size_t i = 0; i < n; ++i) b[i] = -x[i];
-    for (std::size_t i = 0; i < n; ++i) x[i] = py[i] + h2 * b[i];
-    for (std::size_t i = 0; i < n; ++i) c[i] = -x[i];
-    for (std::size_t i = 0; i < n; ++i) x[i] = py[i] + dt * c[i];
-    for (std::size_t i = 0; i < n; ++i) d[i] = -x[i];
-    for (std::size_t i = 0; i < n; ++i) py[i] = py[i] + h6 * a[i] + h3 * b[i] + h3 * c[i] + h6 * d[i];
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-  }
-  set_counters(state, work<schemes::rk4>::doubles_moved(), work<schemes::rk4>::flops(), n);
-}
-
-void bm_hand_dopri5(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  vec y(n, 1.0), k1(n), k2(n), k3(n), k4(n), k5(n), k6(n), x(n);
-  const double h = dt;
-  for (auto _ : state) {
-    double* __restrict py = y.data();
-    double* __restrict a = k1.data();
-    double* __restrict b = k2.data();
-    double* __restrict c = k3.data();
-    double* __restrict d = k4.data();
-    double* __restrict e = k5.data();
-    double* __restrict f = k6.data();
-    double* __restrict t = x.data();
-    for (std::size_t i = 0; i < n; ++i) a[i] = -py[i];
-    for (std::size_t i = 0; i < n; ++i) t[i] = py[i] + h * (1.0 / 5) * a[i];
-    for (std::size_t i = 0; i < n; ++i) b[i] = -t[i];
-    for (std::size_t i = 0; i < n; ++i) t[i] = py[i] + h * (3.0 / 40) * a[i] + h * (9.0 / 40) * b[i];
-    for (std::size_t i = 0; i < n; ++i) c[i] = -t[i];
-    for (std::size_t i = 0; i < n; ++i)
-      t[i] = py[i] + h * (44.0 / 45) * a[i] + h * (-56.0 / 15) * b[i] + h * (32.0 / 9) * c[i];
-    for (std::size_t i = 0; i < n; ++i) d[i] = -t[i];
-    for (std::size_t i = 0; i < n; ++i)
-      t[i] = py[i] + h * (19372.0 / 6561) * a[i] + h * (-25360.0 / 2187) * b[i] + h * (64448.0 / 6561) * c[i] +
-             h * (-212.0 / 729) * d[i];
-    for (std::size_t i = 0; i < n; ++i) e[i] = -t[i];
-    for (std::size_t i = 0; i < n; ++i)
-      t[i] = py[i] + h * (9017.0 / 3168) * a[i] + h * (-355.0 / 33) * b[i] + h * (46732.0 / 5247) * c[i] +
-             h * (49.0 / 176) * d[i] + h * (-5103.0 / 18656) * e[i];
-    for (std::size_t i = 0; i < n; ++i) f[i] = -t[i];
-    for (std::size_t i = 0; i < n; ++i)
-      py[i] = py[i] + h * (35.0 / 384) * a[i] + h * (500.0 / 1113) * c[i] + h * (125.0 / 192) * d[i] +
-              h * (-2187.0 / 6784) * e[i] + h * (11.0 / 84) * f[i];
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-  }
-  set_counters(state, work<schemes::dopri5>::doubles_moved(), work<schemes::dopri5>::flops(), n);
+  set_counters(state, work<Sch>::doubles_moved(), work<Sch>::flops(), n);
 }
 
 // ---- (a) Boost.Odeint on the same states ------------------------------------------------------
@@ -373,9 +311,9 @@ const bool registered = [] {
   register_scheme<schemes::bogacki_shampine>();
   register_scheme<schemes::dopri5>();
   register_scheme<schemes::tsit5>();
-  register_peer<schemes::euler>(bm_hand_euler);
-  register_peer<schemes::rk4>(bm_hand_rk4);
-  register_peer<schemes::dopri5>(bm_hand_dopri5);
+  register_peer<schemes::euler>(bm_hand<schemes::euler>);
+  register_peer<schemes::rk4>(bm_hand<schemes::rk4>);
+  register_peer<schemes::dopri5>(bm_hand<schemes::dopri5>);
   register_small<schemes::euler>();
   register_small<schemes::rk4>();
   register_small<schemes::dopri5>();
