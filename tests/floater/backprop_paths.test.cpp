@@ -68,6 +68,38 @@ void check_kept_equals_recomputed(std::size_t d, std::size_t hidden, std::size_t
   CHECK_MESSAGE(max_abs_diff(a.p0, b.p0) <= tolp, "p0 diff ", max_abs_diff(a.p0, b.p0), " bound ", tolp);
 }
 
+/// Largest |central difference - gradient| over every weight and every entry of p0, for the
+/// loss sum_n <block_table(n, L), G[n]> of an encoder with options opt (eps = 1e-5 in double).
+double worst_fd_error(const fl::mlp<double>& m, const posenc::table<double>& p0, const std::vector<posenc::table<double>>& G,
+                      const fl::options& opt, const fl::gradients<double>& gr, std::size_t L) {
+  const double eps = 1e-5;
+  auto loss = [&](const fl::mlp<double>& mm, const posenc::table<double>& pp) {
+    fl::encoder<double> e(mm, pp, opt);
+    double s = 0;
+    for (std::size_t n = 0; n < G.size(); ++n) s += (e.block_table(n, L).array() * G[n].array()).sum();
+    return s;
+  };
+  const posenc::vector<double> v = fl::flatten(m), got = fl::flatten(gr.flow);
+  double worst = 0;
+  for (Eigen::Index i = 0; i < v.size(); ++i) {
+    auto vp = v, vm = v;
+    vp[i] += eps;
+    vm[i] -= eps;
+    fl::mlp<double> mp = m, mn = m;
+    fl::unflatten(vp, mp);
+    fl::unflatten(vm, mn);
+    worst = std::max(worst, std::abs((loss(mp, p0) - loss(mn, p0)) / (2 * eps) - got[i]));
+  }
+  for (Eigen::Index i = 0; i < p0.rows(); ++i)
+    for (Eigen::Index j = 0; j < p0.cols(); ++j) {
+      auto pp = p0, pm = p0;
+      pp(i, j) += eps;
+      pm(i, j) -= eps;
+      worst = std::max(worst, std::abs((loss(m, pp) - loss(m, pm)) / (2 * eps) - gr.p0(i, j)));
+    }
+  return worst;
+}
+
 }  // namespace
 
 TEST_CASE("floater backprop from kept stages equals the recomputing backprop") {
@@ -92,31 +124,7 @@ TEST_CASE("floater backprop from kept stages equals finite differences") {
   fl::gradient_info info;
   const auto gr = enc.backprop(G, &info);
   REQUIRE(info.kept_intervals == L - 1);
-  const double eps = 1e-5;
-  auto loss = [&](const fl::mlp<double>& mm, const posenc::table<double>& pp) {
-    fl::encoder<double> e(mm, pp, opt);
-    double s = 0;
-    for (std::size_t n = 0; n < N; ++n) s += (e.block_table(n, L).array() * G[n].array()).sum();
-    return s;
-  };
-  const posenc::vector<double> v = fl::flatten(m), got = fl::flatten(gr.flow);
-  double worst = 0;
-  for (Eigen::Index i = 0; i < v.size(); ++i) {
-    auto vp = v, vm = v;
-    vp[i] += eps;
-    vm[i] -= eps;
-    fl::mlp<double> mp = m, mn = m;
-    fl::unflatten(vp, mp);
-    fl::unflatten(vm, mn);
-    worst = std::max(worst, std::abs((loss(mp, p0) - loss(mn, p0)) / (2 * eps) - got[i]));
-  }
-  for (Eigen::Index i = 0; i < p0.rows(); ++i)
-    for (Eigen::Index j = 0; j < p0.cols(); ++j) {
-      auto pp = p0, pm = p0;
-      pp(i, j) += eps;
-      pm(i, j) -= eps;
-      worst = std::max(worst, std::abs((loss(m, pp) - loss(m, pm)) / (2 * eps) - gr.p0(i, j)));
-    }
+  const double worst = worst_fd_error(m, p0, G, opt, gr, L);
   CHECK_MESSAGE(worst < 1e-7, "worst finite-difference error ", worst);
 }
 
@@ -224,27 +232,6 @@ TEST_CASE("floater backprop of one relu block through the sparse pullback equals
   opt.substeps = 2;
   fl::encoder<double> enc(m, p0, opt);
   const auto gr = enc.backprop(G);
-  const double eps = 1e-5;
-  auto loss = [&](const fl::mlp<double>& mm, const posenc::table<double>& pp) {
-    fl::encoder<double> e(mm, pp, opt);
-    return (e.block_table(0, L).array() * G[0].array()).sum();
-  };
-  const posenc::vector<double> v = fl::flatten(m), got = fl::flatten(gr.flow);
-  double worst = 0;
-  for (Eigen::Index i = 0; i < v.size(); ++i) {
-    auto vp = v, vm = v;
-    vp[i] += eps;
-    vm[i] -= eps;
-    fl::mlp<double> mp = m, mn = m;
-    fl::unflatten(vp, mp);
-    fl::unflatten(vm, mn);
-    worst = std::max(worst, std::abs((loss(mp, p0) - loss(mn, p0)) / (2 * eps) - got[i]));
-  }
-  for (Eigen::Index j = 0; j < p0.cols(); ++j) {
-    auto pp = p0, pm = p0;
-    pp(0, j) += eps;
-    pm(0, j) -= eps;
-    worst = std::max(worst, std::abs((loss(m, pp) - loss(m, pm)) / (2 * eps) - gr.p0(0, j)));
-  }
+  const double worst = worst_fd_error(m, p0, G, opt, gr, L);
   CHECK_MESSAGE(worst < 1e-7, "worst finite-difference error ", worst);
 }
