@@ -11,10 +11,12 @@
 // (BM_fma_peak: about half the wall time), so only wall times are quoted; compare ratios from
 // one run.
 //
-//   OMP_NUM_THREADS=1 bench_tupe --benchmark_min_time=0.1 --benchmark_counters_tabular=true
+//   bench_tupe --benchmark_min_time=0.1 --benchmark_counters_tabular=true
+//   bench_tupe_noomp ...                           (the same program built without OpenMP)
 //   OPENBLAS_NUM_THREADS=1 bench_tupe_blas ...     (the same with -DPOSENC_WITH_BLAS=ON)
-// OMP_NUM_THREADS=1 / OPENBLAS_NUM_THREADS=1: the threads are posenc's own (the threads argument);
-// Eigen's OpenMP or OpenBLAS's threads on top would oversubscribe the cores.
+// The threads are posenc's own (the threads argument) whatever OMP_NUM_THREADS says: every thread
+// that runs a posenc job sets its OpenMP count to 1 (posenc/core/thread_pool.hpp), so the two
+// programs use the same cores. OpenBLAS's threads are its own: OPENBLAS_NUM_THREADS=1 there.
 #include <benchmark/benchmark.h>
 
 // GCC 12 reports a false -Wmaybe-uninitialized inside its own AVX-512 intrinsics when Eigen's

@@ -11,6 +11,16 @@
 //   posenc::pool_handle                       a worker_pool that copies as "a new pool of that size"
 //   posenc::split_range(count, part, parts)   the [begin, end) of one part, 16-aligned
 //   posenc::parallel_chunks(n, threads, f)    one-shot fork/join over [0, n) (sinusoidal tables)
+//   posenc::openmp_thread_scope(n)            while alive, OpenMP regions this thread starts (Eigen's
+//                                             products in a program built with OpenMP) use <= n threads
+//
+// One thread budget: a call's `threads` is the number of cores it uses, whatever OpenMP is set
+// to. In a program built with OpenMP, Eigen would start an OpenMP team inside every matrix product,
+// also inside posenc's workers (threads x OMP_NUM_THREADS threads on `threads` cores). So every
+// posenc thread that runs a job (the caller inside run()/parallel_chunks and every worker) sets its
+// own OpenMP thread count (a per-thread ICV) to 1; the caller's count is restored when the call
+// returns. Eigen::setNbThreads(n) with n > 1 set explicitly by the program takes precedence in
+// Eigen over OpenMP's count (docs/thread-safety.md).
 //
 // Thread safety: a worker_pool / pool_handle runs one job at a time; run() must not be called
 // from two threads at once on the same pool (each object that owns one is "one per thread").
@@ -28,6 +38,10 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 namespace posenc {
 
@@ -54,7 +68,38 @@ inline constexpr std::size_t max_threads = 1024;
   return {b, e};
 }
 
+/// While alive, OpenMP parallel regions started by the constructing thread (Eigen's matrix
+/// products in a program built with OpenMP) run on at most `threads` threads: the thread's nthreads
+/// ICV is set to `threads` (default 1) and the previous value is restored on destruction. Without
+/// OpenMP (_OPENMP not defined in the including translation unit) it does nothing. Destroy it on
+/// the thread that made it. `threads` is already resolved (>= 1; see resolve_threads).
+class openmp_thread_scope {
+ public:
+#if defined(_OPENMP)
+  explicit openmp_thread_scope(std::size_t threads = 1) noexcept : m_saved(omp_get_max_threads()) {
+    omp_set_num_threads(static_cast<int>(std::clamp<std::size_t>(threads, 1, max_threads)));
+  }
+  ~openmp_thread_scope() { omp_set_num_threads(m_saved); }
+#else
+  explicit openmp_thread_scope(std::size_t = 1) noexcept {}
+#endif
+  openmp_thread_scope(const openmp_thread_scope&) = delete;
+  openmp_thread_scope& operator=(const openmp_thread_scope&) = delete;
+
+#if defined(_OPENMP)
+ private:
+  int m_saved;
+#endif
+};
+
 namespace detail {
+/// A posenc worker thread: its OpenMP regions run on one thread for the thread's whole life.
+inline void serial_openmp_thread() noexcept {
+#if defined(_OPENMP)
+  omp_set_num_threads(1);
+#endif
+}
+
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -89,6 +134,7 @@ class worker_pool {
 
   template <class F>
   void run(F& f) {
+    const openmp_thread_scope one_budget;
     if (m_parts == 1) {
       f(std::size_t{0}, std::size_t{1});
       return;
@@ -117,6 +163,7 @@ class worker_pool {
   }
 
   void loop(std::size_t id) {
+    detail::serial_openmp_thread();
     std::uint64_t seen = 0;
     for (;;) {
       std::uint64_t g = m_gen.load(std::memory_order_acquire);
@@ -167,8 +214,12 @@ class pool_handle {
   [[nodiscard]] std::size_t size() const noexcept { return m_pool ? m_pool->size() : 1; }
   template <class F>
   void run(F& f) {
-    if (m_pool) m_pool->run(f);
-    else f(std::size_t{0}, std::size_t{1});
+    if (m_pool) {
+      m_pool->run(f);
+    } else {
+      const openmp_thread_scope one_budget;
+      f(std::size_t{0}, std::size_t{1});
+    }
   }
 
  private:
@@ -181,6 +232,7 @@ class pool_handle {
 template <class F>
 void parallel_chunks(std::size_t n, std::size_t threads, F&& f) {
   const std::size_t t = std::min<std::size_t>(std::max<std::size_t>(threads, 1), n);
+  const openmp_thread_scope one_budget;
   if (t <= 1) {
     f(std::size_t{0}, n);
     return;
@@ -190,7 +242,11 @@ void parallel_chunks(std::size_t n, std::size_t threads, F&& f) {
   const std::size_t chunk = (n + t - 1) / t;
   for (std::size_t j = 1; j < t; ++j) {
     const std::size_t b = std::min(n, j * chunk), e = std::min(n, (j + 1) * chunk);
-    if (b < e) pool.emplace_back([&f, b, e] { f(b, e); });
+    if (b < e)
+      pool.emplace_back([&f, b, e] {
+        detail::serial_openmp_thread();
+        f(b, e);
+      });
   }
   f(std::size_t{0}, std::min(n, chunk));
   for (auto& th : pool) th.join();

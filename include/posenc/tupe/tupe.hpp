@@ -526,6 +526,9 @@ template <class T>
                                " heads (config.heads), got ", upstream.heads());
   validate_parameters(cfg, p, pos, n, where);
   posenc::detail::require_finite(upstream.flat(), where, "upstream");
+  // The products below run on the calling thread; in a program built with OpenMP, Eigen spreads
+  // them over exactly config::threads threads (posenc/core/thread_pool.hpp: one thread budget).
+  const openmp_thread_scope budget(resolve_threads(cfg.threads, where));
 
   const Index H = cfg.heads, dh = cfg.head_dim(), d = cfg.d;
   const Index first = cfg.first_row();
