@@ -28,10 +28,11 @@
 #include <posenc/device/table.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/hd.hpp>
-#include <posenc/floater/encoder.hpp>
+#include <posenc/floater/encoder.hpp>  // the host encoder, whose trajectory() this reproduces
 #include <posenc/floater/flow.hpp>
+#include <posenc/floater/forward.hpp>
+#include <posenc/floater/options.hpp>
 #include <posenc/ode/grid.hpp>
-#include <posenc/ode/integrate.hpp>
 #include <posenc/ode/schemes.hpp>
 #include <posenc/ode/stepper.hpp>
 
@@ -158,11 +159,11 @@ class flow {
 /// The FLOATER table of L positions for the N blocks of p0 (N x d), on the device: row i of the
 /// result is p(t_i) of every block (N d values, block n at columns n d .. n d + d - 1), row 0 =
 /// p0. The grid (t_i = i delta or opt.times), the substeps per interval (the last one landing
-/// exactly on t_i) and the scheme are those of posenc::floater::encoder, as is the validation:
-/// posenc::floater::check_initial_state, posenc::floater::check_options and
-/// ode::grid::require_points, the functions the host encoder calls, so both reject the same input
-/// with the same error type and message. opt.threads is validated like the host's and otherwise
-/// ignored (the device system decides).
+/// exactly on t_i), the scheme and the interval loop (posenc::floater::integrate_intervals) are
+/// those of posenc::floater::encoder, as is the validation: posenc::floater::check_initial_state,
+/// check_options and check_length, the functions the host encoder calls, so both reject the same
+/// input with the same error type and message. opt.threads is validated like the host's and
+/// otherwise ignored (the device system decides).
 template <class T, class Scheme = ode::schemes::rk4_38>
 [[nodiscard]] device_table<T> forward(const mlp<T>& theta, const posenc::table<T>& p0, std::size_t L,
                                       const options& opt = {}) {
@@ -170,8 +171,8 @@ template <class T, class Scheme = ode::schemes::rk4_38>
   // the host encoder's checks, by the same functions: same error types and messages
   posenc::floater::check_initial_state(theta, p0, where);
   const ode::grid grid = posenc::floater::check_options(opt, where);
-  grid.require_points(L, where);
   const std::size_t nd = static_cast<std::size_t>(p0.size());
+  posenc::floater::check_length(grid, L, nd, where);
   flow<T> f(theta);
   using state = ::thrust::device_vector<T>;
   state y = posenc::detail::upload<T>(p0.data(), nd, where);  // row-major N x d
@@ -179,16 +180,14 @@ template <class T, class Scheme = ode::schemes::rk4_38>
   const T* py = posenc::detail::raw_data(y);
   ::thrust::copy(::thrust::device, py, py + nd, out.data());
   ode::explicit_rk<Scheme, state> stepper(y);
-  for (std::size_t i = 1; i < L; ++i) {
-    const double t1 = grid.time(i);
-    stepper.reset();
-    grid.for_each_substep(i, opt.substeps, [&](std::size_t, double ts, double hs) { stepper.step(f, ts, y, hs); });
-    if (!posenc::backend::thrust::all_finite(y))
-      posenc::detail::fail<non_finite_error>(where, "the solution became non-finite (NaN or Inf) at position ", i,
-                                             " (t = ", t1, "); the dynamics or delta are too large");
-    const T* yi = posenc::detail::raw_data(y);  // y may have been swapped: re-read
-    ::thrust::copy(::thrust::device, yi, yi + nd, out.data() + i * nd);
-  }
+  posenc::floater::integrate_intervals(
+      grid, opt.substeps, 1, L, stepper, y, [&](std::size_t, auto&& run) { run(f); },
+      [](const state& s) { return posenc::backend::thrust::all_finite(s); },
+      [&](std::size_t i, const state& s) {
+        const T* yi = posenc::detail::raw_data(s);  // y may have been swapped: re-read
+        ::thrust::copy(::thrust::device, yi, yi + nd, out.data() + i * nd);
+      },
+      where);
   return out;
 }
 
