@@ -172,3 +172,26 @@ TEST_CASE("floater: an activation outside the enum is rejected by mlp::validate 
   auto enc = fl::zero_encoder<double>(4, 3);
   CHECK_THROWS_AS(enc.set_parameters(m), posenc::invalid_argument);
 }
+
+TEST_CASE("floater: backprop and adjoint check L against the grid on entry, under their own names") {
+  // dL/dP with more positions than an explicit grid has: grid_error from the gradient call itself
+  // (the table is not touched), as block_table reports it for the forward
+  auto m = random_mlp<double>(3, 4, activation::tanh, 1);
+  auto p0 = random_table<double>(2, 3, 2);
+  fl::options o;
+  o.times = {0.0, 0.1, 0.25};
+  fl::encoder<double> enc(m, p0, o);
+  std::vector<posenc::table<double>> four{posenc::table<double>::Zero(4, 3), posenc::table<double>::Zero(4, 3)};
+  CHECK_THROWS_AS((void)enc.backprop(four), posenc::grid_error);
+  CHECK(message_of([&] { (void)enc.backprop(four); }).find("floater::encoder::backprop: L: the explicit grid has 3 times") !=
+        std::string::npos);
+  CHECK(message_of([&] { (void)enc.adjoint(four); }).find("floater::encoder::adjoint: L: the explicit grid has 3 times") !=
+        std::string::npos);
+  CHECK(message_of([&] { (void)enc.block_table(0, 4); }).find("floater::encoder::block_table: L: the explicit grid has 3 times") !=
+        std::string::npos);
+  CHECK(enc.size() == 1);
+  // three positions are within the grid
+  std::vector<posenc::table<double>> three{posenc::table<double>::Ones(3, 3), posenc::table<double>::Ones(3, 3)};
+  CHECK(enc.backprop(three).p0.allFinite());
+  CHECK(enc.size() == 3);
+}

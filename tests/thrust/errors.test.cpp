@@ -161,6 +161,9 @@ TEST_CASE("host encoder and device forward reject the same FLOATER input with th
   compare(o, 4, "L beyond the explicit grid");
   CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(theta, p0, 4, o), posenc::grid_error);
   compare(hf::options{}, 0, "L = 0");
+  // both check L by floater::check_length: above max_extent a size_error, before any allocation
+  compare(hf::options{}, posenc::max_extent + 1, "L above max_extent");
+  CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(theta, p0, posenc::max_extent + 1), posenc::size_error);
   CHECK_THROWS_AS((void)posenc::device::floater::forward<double>(theta, p0, 0), posenc::invalid_argument);
   o = {};
   o.threads = posenc::max_threads + 1;

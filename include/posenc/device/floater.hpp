@@ -28,10 +28,11 @@
 #include <posenc/device/table.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/hd.hpp>
-#include <posenc/floater/encoder.hpp>
+#include <posenc/floater/encoder.hpp>  // the host encoder, whose trajectory() this reproduces
 #include <posenc/floater/flow.hpp>
+#include <posenc/floater/forward.hpp>
+#include <posenc/floater/options.hpp>
 #include <posenc/ode/grid.hpp>
-#include <posenc/ode/integrate.hpp>
 #include <posenc/ode/schemes.hpp>
 #include <posenc/ode/stepper.hpp>
 
@@ -39,37 +40,7 @@ namespace posenc::device {
 
 namespace detail {
 
-/// sigma(z) for one scalar, as posenc::floater's activations define it (relu, tanh, exact gelu,
-/// softplus with PyTorch's threshold 20, identity).
-template <class T>
-POSENC_HD inline T activate_scalar(int act, T z) {
-  switch (act) {
-    case 0: return z > T(0) ? z : T(0);
-#if POSENC_DEVICE_COMPILER
-    case 1: return ::tanh(z);
-    case 2: return T(0.5) * z * (T(1) + ::erf(z * T(0.70710678118654752440)));
-    case 3: return z > T(20) ? z : ::log1p(::exp(z));
-#else
-    case 1: return std::tanh(z);
-    case 2: return T(0.5) * z * (T(1) + std::erf(z * T(0.70710678118654752440)));
-    case 3: return z > T(20) ? z : std::log1p(std::exp(z));
-#endif
-    default: return z;
-  }
-}
-
-inline int activation_code(posenc::floater::activation a) {
-  switch (a) {
-    case posenc::floater::activation::relu: return 0;
-    case posenc::floater::activation::tanh: return 1;
-    case posenc::floater::activation::gelu: return 2;
-    case posenc::floater::activation::softplus: return 3;
-    case posenc::floater::activation::identity: return 4;
-  }
-  return 4;
-}
-
-/// out[n, o] = act(sum_i W[o, i] in[n, i] + (b[o] + t wt[o]))  (act = -1: none).
+/// out[n, o] = act(sum_i W[o, i] in[n, i] + (b[o] + t wt[o])) (no activation when `activate` is false).
 template <class T>
 struct dense_layer_fn {
   const T* in;
@@ -79,7 +50,8 @@ struct dense_layer_fn {
   T* out;
   std::size_t in_dim, out_dim;
   T t;
-  int act;
+  posenc::floater::activation act;
+  bool activate;
   POSENC_HD void operator()(std::size_t e) const {
     const std::size_t r = e / out_dim, o = e % out_dim;
     const T* x = in + r * in_dim;
@@ -88,7 +60,7 @@ struct dense_layer_fn {
     for (std::size_t i = 0; i < in_dim; ++i) acc += x[i] * wo[i];
     const T c = wt != nullptr ? b[o] + t * wt[o] : b[o];
     const T z = acc + c;
-    out[e] = act < 0 ? z : activate_scalar(act, z);
+    out[e] = activate ? posenc::floater::activate(act, z) : z;
   }
 };
 
@@ -113,7 +85,7 @@ class flow {
     theta.validate(where);
     m_d = theta.dim();
     m_hidden = theta.hidden();
-    m_act = detail::activation_code(theta.act);
+    m_act = theta.act;
     m_time1 = theta.time1;
     m_time2 = theta.time2;
     const posenc::matrix<T> w1 = theta.w1, w2 = theta.w2;
@@ -141,16 +113,16 @@ class flow {
     const auto cit = [](std::size_t v) { return ::thrust::counting_iterator<std::size_t>(v); };
     ::thrust::for_each(::thrust::device, cit(0), cit(N * m_hidden),
                        detail::dense_layer_fn<T>{raw(y), raw(m_w1), raw(m_b1), m_time1 ? raw(m_w1_t) : nullptr,
-                                                 posenc::detail::raw_data(m_z), m_d, m_hidden, tt, m_act});
+                                                 posenc::detail::raw_data(m_z), m_d, m_hidden, tt, m_act, true});
     ::thrust::for_each(::thrust::device, cit(0), cit(N * m_d),
                        detail::dense_layer_fn<T>{posenc::detail::raw_data(m_z), raw(m_w2), raw(m_b2),
                                                  m_time2 ? raw(m_w2_t) : nullptr,
-                                                 posenc::detail::raw_data(dydt), m_hidden, m_d, tt, -1});
+                                                 posenc::detail::raw_data(dydt), m_hidden, m_d, tt, m_act, false});
   }
 
  private:
   std::size_t m_d = 0, m_hidden = 0;
-  int m_act = 0;
+  activation m_act = activation::relu;
   bool m_time1 = true, m_time2 = true;
   ::thrust::device_vector<T> m_w1, m_w2, m_w1_t, m_w2_t, m_b1, m_b2, m_z;
 };
@@ -158,11 +130,11 @@ class flow {
 /// The FLOATER table of L positions for the N blocks of p0 (N x d), on the device: row i of the
 /// result is p(t_i) of every block (N d values, block n at columns n d .. n d + d - 1), row 0 =
 /// p0. The grid (t_i = i delta or opt.times), the substeps per interval (the last one landing
-/// exactly on t_i) and the scheme are those of posenc::floater::encoder, as is the validation:
-/// posenc::floater::check_initial_state, posenc::floater::check_options and
-/// ode::grid::require_points, the functions the host encoder calls, so both reject the same input
-/// with the same error type and message. opt.threads is validated like the host's and otherwise
-/// ignored (the device system decides).
+/// exactly on t_i), the scheme and the interval loop (posenc::floater::integrate_intervals) are
+/// those of posenc::floater::encoder, as is the validation: posenc::floater::check_initial_state,
+/// check_options and check_length, the functions the host encoder calls, so both reject the same
+/// input with the same error type and message. opt.threads is validated like the host's and
+/// otherwise ignored (the device system decides).
 template <class T, class Scheme = ode::schemes::rk4_38>
 [[nodiscard]] device_table<T> forward(const mlp<T>& theta, const posenc::table<T>& p0, std::size_t L,
                                       const options& opt = {}) {
@@ -170,8 +142,8 @@ template <class T, class Scheme = ode::schemes::rk4_38>
   // the host encoder's checks, by the same functions: same error types and messages
   posenc::floater::check_initial_state(theta, p0, where);
   const ode::grid grid = posenc::floater::check_options(opt, where);
-  grid.require_points(L, where);
   const std::size_t nd = static_cast<std::size_t>(p0.size());
+  posenc::floater::check_length(grid, L, nd, where);
   flow<T> f(theta);
   using state = ::thrust::device_vector<T>;
   state y = posenc::detail::upload<T>(p0.data(), nd, where);  // row-major N x d
@@ -179,16 +151,14 @@ template <class T, class Scheme = ode::schemes::rk4_38>
   const T* py = posenc::detail::raw_data(y);
   ::thrust::copy(::thrust::device, py, py + nd, out.data());
   ode::explicit_rk<Scheme, state> stepper(y);
-  for (std::size_t i = 1; i < L; ++i) {
-    const double t1 = grid.time(i);
-    stepper.reset();
-    grid.for_each_substep(i, opt.substeps, [&](std::size_t, double ts, double hs) { stepper.step(f, ts, y, hs); });
-    if (!posenc::backend::thrust::all_finite(y))
-      posenc::detail::fail<non_finite_error>(where, "the solution became non-finite (NaN or Inf) at position ", i,
-                                             " (t = ", t1, "); the dynamics or delta are too large");
-    const T* yi = posenc::detail::raw_data(y);  // y may have been swapped: re-read
-    ::thrust::copy(::thrust::device, yi, yi + nd, out.data() + i * nd);
-  }
+  posenc::floater::integrate_intervals(
+      grid, opt.substeps, 1, L, stepper, y, [&](std::size_t, auto&& run) { run(f); },
+      [](const state& s) { return posenc::backend::thrust::all_finite(s); },
+      [&](std::size_t i, const state& s) {
+        const T* yi = posenc::detail::raw_data(s);  // y may have been swapped: re-read
+        ::thrust::copy(::thrust::device, yi, yi + nd, out.data() + i * nd);
+      },
+      where);
   return out;
 }
 

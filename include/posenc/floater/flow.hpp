@@ -20,6 +20,7 @@
 #include <posenc/core/backend.hpp>
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
+#include <posenc/core/hd.hpp>
 #include <posenc/core/state_traits.hpp>
 #include <posenc/core/thread_pool.hpp>
 #include <posenc/encoding/table.hpp>
@@ -52,6 +53,27 @@ enum class activation {
     if (to_string(a) == s) return a;
   posenc::detail::fail("floater::activation_from_string", "expected relu, tanh, gelu, softplus or identity, got '",
                        s, "'");
+}
+
+/// sigma(z) for one scalar, on the host or in device code (posenc::device::floater): relu, tanh,
+/// exact gelu, softplus with PyTorch's threshold 20, identity. The host's batched evaluation
+/// applies the same functions to whole blocks with Eigen's vectorised kernels (detail::activate).
+template <class T>
+[[nodiscard]] POSENC_HD inline T activate(activation act, T z) {
+  switch (act) {
+    case activation::relu: return z > T(0) ? z : T(0);
+#if POSENC_DEVICE_COMPILER
+    case activation::tanh: return ::tanh(z);
+    case activation::gelu: return T(0.5) * z * (T(1) + ::erf(z * T(0.70710678118654752440)));
+    case activation::softplus: return z > T(20) ? z : ::log1p(::exp(z));
+#else
+    case activation::tanh: return std::tanh(z);
+    case activation::gelu: return T(0.5) * z * (T(1) + std::erf(z * T(0.70710678118654752440)));
+    case activation::softplus: return z > T(20) ? z : std::log1p(std::exp(z));
+#endif
+    case activation::identity: break;
+  }
+  return z;
 }
 
 namespace detail {

@@ -143,7 +143,7 @@ void step_storing_stages(F& f, T t, const State& y, T h, YS& Y, KS& k, std::size
         [&] {
           if constexpr (need[I]) {
             stage_input<Scheme, I, Backend>(Y[I], y, h, k);
-            call_rhs(f, t + static_cast<T>(Scheme::coefficients.c[I]) * h, std::as_const(Y[I]), k[I]);
+            call_rhs(f, stage_time<Scheme, I>(t, h), std::as_const(Y[I]), k[I]);
             ++nfev;
           }
         }(),

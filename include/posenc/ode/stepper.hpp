@@ -99,31 +99,58 @@ template <class V, ExplicitScheme Scheme, class Time>
   return w;
 }
 
+/// The time of stage I of a step of size h from t: t + c_I h, in the step's time type. Every
+/// stage time in posenc is formed here (the stepper, the gradient drivers, FLOATER's batched
+/// replay), so a recomputed stage sees the forward's time bit for bit.
+template <ExplicitScheme Scheme, std::size_t I, class Time>
+[[nodiscard]] POSENC_ALWAYS_INLINE constexpr Time stage_time(Time t, Time h) {
+  return t + static_cast<Time>(Scheme::coefficients.c[I]) * h;
+}
+
 namespace detail {
-/// out = base + sum_m w_m k[idx_m] as one Backend::linear_combination pass.
+/// out = base + sum_m w_m k[idx_m] as one Backend::linear_combination pass: the coefficients are
+/// handed over as (1, w_1, w_2, ...) in W's element type, the base first.
 template <class Backend, class State, class W, class Terms, class K, std::size_t... M>
 POSENC_ALWAYS_INLINE inline void base_plus(State& out, const State& base, const W& w, const Terms& terms, const K& k, std::index_sequence<M...>) {
-  using V = state_value_t<State>;
-  Backend::linear_combination(out, std::array<V, sizeof...(M) + 1>{V(1), w[M]...},
+  using C = typename W::value_type;
+  Backend::linear_combination(out, std::array<C, sizeof...(M) + 1>{C(1), w[M]...},
                               std::array<const State*, sizeof...(M) + 1>{&base, &k[terms.index[M]]...});
 }
 }  // namespace detail
+
+/// The stage sum of stage I with its weights already formed: out = y + sum_m w_m k_{j_m} over
+/// stage_terms<Scheme, I> (one Backend::linear_combination pass, coefficients (1, w_1, w_2, ...)).
+/// stage_input passes stage_weights(h); a batch of independent steps stacked as rows, each with
+/// its own h, passes one weight per term that the backend applies row by row (FLOATER's replay,
+/// floater/replay.hpp). The one stage sum of posenc: every caller folds the same terms in the
+/// same order.
+template <ExplicitScheme Scheme, std::size_t I, class Backend, class State, class W, class K>
+POSENC_ALWAYS_INLINE inline void stage_input_weighted(State& out, const State& y, const W& w, const K& k) {
+  constexpr auto& terms = stage_terms<Scheme, I>;
+  static_assert(std::tuple_size_v<W> == terms.index.size(), "one weight per term of the stage");
+  detail::base_plus<Backend>(out, y, w, terms, k, std::make_index_sequence<terms.index.size()>{});
+}
+
+/// The solution update with its weights already formed: out = y + sum_m w_m k_{j_m} over
+/// solution_terms<Scheme> (out may alias y).
+template <ExplicitScheme Scheme, class Backend, class State, class W, class K>
+POSENC_ALWAYS_INLINE inline void solution_sum_weighted(State& out, const State& y, const W& w, const K& k) {
+  constexpr auto& terms = solution_terms<Scheme>;
+  static_assert(std::tuple_size_v<W> == terms.index.size(), "one weight per term of the solution");
+  detail::base_plus<Backend>(out, y, w, terms, k, std::make_index_sequence<terms.index.size()>{});
+}
 
 /// The stage sum Y_I = y + h sum_{j<I} a_Ij k_j (one fused pass; a copy of y for I = 0 or an
 /// empty row). k: anything indexable by the stage number (std::array / std::vector of states).
 template <ExplicitScheme Scheme, std::size_t I, class Backend, class State, class Time, class K>
 POSENC_ALWAYS_INLINE inline void stage_input(State& out, const State& y, Time h, const K& k) {
-  constexpr auto& terms = stage_terms<Scheme, I>;
-  const auto w = stage_weights<state_value_t<State>, Scheme, I>(h);
-  detail::base_plus<Backend>(out, y, w, terms, k, std::make_index_sequence<terms.index.size()>{});
+  stage_input_weighted<Scheme, I, Backend>(out, y, stage_weights<state_value_t<State>, Scheme, I>(h), k);
 }
 
 /// The solution update out = y + h sum_j b_j k_j (out may alias y).
 template <ExplicitScheme Scheme, class Backend, class State, class Time, class K>
 POSENC_ALWAYS_INLINE inline void solution_sum(State& out, const State& y, Time h, const K& k) {
-  constexpr auto& terms = solution_terms<Scheme>;
-  const auto w = solution_weights<state_value_t<State>, Scheme>(h);
-  detail::base_plus<Backend>(out, y, w, terms, k, std::make_index_sequence<terms.index.size()>{});
+  solution_sum_weighted<Scheme, Backend>(out, y, solution_weights<state_value_t<State>, Scheme>(h), k);
 }
 
 /// The generic explicit Runge-Kutta stepper: scheme x state x backend.
@@ -271,7 +298,7 @@ class explicit_rk {
 
   template <std::size_t I, class Rhs>
   POSENC_ALWAYS_INLINE void stage(Rhs& f, time_type t, const State& y, time_type h) {
-    const time_type ti = t + static_cast<time_type>(Scheme::coefficients.c[I]) * h;
+    const time_type ti = stage_time<Scheme, I>(t, h);
     if constexpr (stage_terms<Scheme, I>.index.size() == 0) {
       call_rhs(f, ti, y, m_k[I]);
     } else {
