@@ -108,7 +108,7 @@ TEST_CASE("unknown and missing keys are named config_errors") {
                        doctest::Contains("rope_scaling.beta_fast: unknown key for rope_type 'linear'"), E);
   CHECK_THROWS_WITH_AS(pr::load_config(R"({"head_dim": 64, "rope_scaling": {"rope_type": "llama3", "factor": 8,
                                           "low_freq_factor": 1, "high_freq_factor": 4}})"),
-                       doctest::Contains("rope_scaling.original_max_position_embeddings: missing"), E);
+                       doctest::Contains("original_max_position_embeddings"), posenc::error);  // v5: else max_position_embeddings
   CHECK_THROWS_WITH_AS(pr::load_config(R"({"head_dim": 64, "rope_scaling": {"rope_type": "longrope", "short_factor": [1]}})"),
                        doctest::Contains("rope_scaling.long_factor: missing"), E);
   CHECK_THROWS_WITH_AS(pr::load_config(R"({"head_dim": 64, "rope_theta": "big"})"),

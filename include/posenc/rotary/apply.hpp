@@ -125,15 +125,9 @@ struct apply_plan {
   bool check_finite;
 };
 
-inline void check_frequencies(const frequencies& f, std::string_view where) {
-  posenc::detail::require(!f.inv_freq.empty(), where, "freqs.inv_freq: expected at least one frequency, got none");
-  for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
-    posenc::detail::require<non_finite_error>(std::isfinite(f.inv_freq[k]), where,
-                                              "freqs.inv_freq: expected finite frequencies, got ",
-                                              static_cast<double>(f.inv_freq[k]), " at index ", k);
-  posenc::detail::require<non_finite_error>(std::isfinite(f.attention_factor), where,
-                                            "freqs.attention_factor: expected a finite factor, got ", f.attention_factor);
-}
+/// The frequencies' validator (rotary::validate in frequencies.hpp: finite inv_freq >= 0 and an
+/// attention factor > 0, as tables require).
+inline void check_frequencies(const frequencies& f, std::string_view where) { (void)rotary::validate(f, where); }
 
 inline apply_plan make_apply_plan(std::size_t head_dim, const frequencies& f, const apply_options& opt, std::string_view where) {
   check_frequencies(f, where);

@@ -60,9 +60,8 @@ inline plan make_plan(std::size_t cols, const options& opt, std::string_view whe
 inline frequencies options_frequencies(const plan& p, const options& opt) {
   frequencies f;
   f.inv_freq.resize(p.rotary_dim / 2);
-  const numeric::wide lb = std::log(static_cast<numeric::wide>(opt.base));
   for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
-    f.inv_freq[k] = std::exp(-lb * static_cast<numeric::wide>(2 * k) / static_cast<numeric::wide>(p.rotary_dim));
+    f.inv_freq[k] = default_inv_freq(k, p.rotary_dim, static_cast<numeric::wide>(opt.base));
   return f;
 }
 
