@@ -20,11 +20,13 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -106,6 +108,15 @@ inline constexpr std::array<std::string_view, 16> default_theta_10000{
     "llama", "mistral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi", "phi3", "starcoder2", "olmo", "olmo2",
     "stablelm", "falcon", "internlm2", "deepseek_v2", "deepseek_v3"};
 
+/// Model types whose default rule ignores partial_rotary_factor in transformers 5.23 (their own
+/// compute_default_rope_parameters); the scaled rules honour it for every model.
+inline constexpr std::array<std::string_view, 20> default_rule_ignores_partial{
+    "llama", "mistral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "gemma",
+    "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "olmo", "olmo2", "starcoder2", "falcon", "internlm2"};
+/// Model types whose default rule honours partial_rotary_factor in transformers 5.23.
+inline constexpr std::array<std::string_view, 8> default_rule_honours_partial{
+    "phi", "phi3", "stablelm", "gpt_neox", "persimmon", "glm", "glm4", "nemotron"};
+
 inline bool is_gemma3(std::string_view t) { return t == "gemma3" || t == "gemma3_text"; }
 inline bool is_gemma4(std::string_view t) { return t == "gemma4" || t == "gemma4_text"; }
 
@@ -113,7 +124,8 @@ inline bool is_gemma4(std::string_view t) { return t == "gemma4" || t == "gemma4
 /// or rope_scaling); `params` absent: the default rule.
 inline rotary::plan layer_from(const std::optional<json_value>& params, const std::string& prefix, rope_context ctx,
                        const std::optional<double>& theta_fallback, bool type_required, const load_options& opt,
-                       const std::optional<double>& top_partial, rope_config* legacy) {
+                       const std::optional<double>& top_partial, rope_config* legacy, std::string_view model_type,
+                       bool nested_layer) {
   std::string type_name = "default";
   if (params) {
     if (!params->is_object()) config_fail(prefix, ": expected an object or null");
@@ -149,6 +161,18 @@ inline rotary::plan layer_from(const std::optional<json_value>& params, const st
   if (partial) ctx.partial_rotary_factor = *partial;
   ctx.semantics = opt.semantics;
   rule r = params ? *parse_rule(type_name, reader) : rule(rules::default_rope{});
+  if (std::holds_alternative<rules::default_rope>(r) && partial && *partial != 1.0 &&
+      opt.semantics == semantics::transformers_5 && !model_type.empty() &&
+      !one_of(model_type, default_rule_honours_partial)) {
+    // transformers 5: the default rule of these models rotates the whole head whatever the factor
+    if (!one_of(model_type, default_rule_ignores_partial))
+      config_fail(prefix, ".partial_rotary_factor: whether model_type \"", model_type,
+                  "\" applies it to the default rule is not known");
+    ctx.partial_rotary_factor = 1.0;
+  }
+  if (nested_layer && params && params->find("truncate"))
+    config_fail(prefix, ".truncate: transformers 5.23 reads truncate only from a flat rope_parameters (it ignores it "
+                        "in a layer type's entry)");
   if (auto* l = std::get_if<rules::longrope>(&r)) l->regime = opt.longrope;
   if (legacy != nullptr) {
     // the rope_config view of the same rule (rules outside the enum leave it at the default)
@@ -251,6 +275,8 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     ctx.head_dim = detail::json_count(*q, key("qk_rope_head_dim"));  // DeepSeek: head_dim = qk_rope_head_dim
   } else if (const auto hd = root.find("head_dim"); present(hd) && detail::json_count(*hd, key("head_dim")) > 0) {
     ctx.head_dim = detail::json_count(*hd, key("head_dim"));
+  } else if (detail::is_gemma3(mt) || detail::is_gemma4(mt)) {
+    ctx.head_dim = 256;  // Gemma3TextConfig's and Gemma4TextConfig's default
   } else {
     if (!mt.empty() && !detail::one_of(std::string_view(mt), detail::derives_head_dim))
       config_fail(key("head_dim"), ": missing, and model_type \"", mt,
@@ -273,6 +299,8 @@ inline model_config load_config(std::string_view json_text, const load_options& 
   if (const auto t = root.find("rope_theta"); present(t)) top_theta = detail::json_number(*t, key("rope_theta"));
   if (const auto p = root.find("partial_rotary_factor"); present(p))
     top_partial = detail::json_number(*p, key("partial_rotary_factor"));
+  if (mt == "phi3" && top_original == 0) top_original = 4096;  // Phi3Config's default, which transformers 5 applies
+  if (mt == "phi" && !top_partial) top_partial = 0.5;           // PhiConfig's default
   if (const auto l = root.find("rope_local_base_freq"); present(l))
     local_theta = detail::json_number(*l, key("rope_local_base_freq"));
 
@@ -282,7 +310,37 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     if (mt.empty() || detail::one_of(std::string_view(mt), detail::default_theta_10000)) return 10000.0;
     return std::nullopt;
   };
+  // per_layer_config (transformers 5: {"05": {"head_dim": 512}, ...}, keyed by layer index): the
+  // head_dim of a layer type, which every layer of that type must agree on
+  std::vector<std::pair<std::string, std::size_t>> type_head_dim;
+  if (const auto plc = root.find("per_layer_config"); present(plc)) {
+    if (!plc->is_object()) config_fail(key("per_layer_config"), ": expected an object");
+    plc->for_each_member([&](std::string_view idx, const json_value& v) {
+      const std::string where = key("per_layer_config.") + std::string(idx);
+      if (!v.is_object()) config_fail(where, ": expected an object");
+      v.for_each_member([&](std::string_view k, const json_value&) {
+        const bool ropey = k.find("rope") != std::string_view::npos || k.find("rotary") != std::string_view::npos ||
+                           k.find("position") != std::string_view::npos || k == "hidden_size" ||
+                           k == "num_attention_heads";
+        if (ropey) config_fail(where, ".", k, ": a per-layer override of a RoPE field is not understood");
+      });
+      const auto hd = v.find("head_dim");
+      if (!present(hd)) return;
+      std::size_t layer = 0;
+      const auto [p, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), layer);
+      if (ec != std::errc() || p != idx.data() + idx.size() || layer >= m.layer_types.size())
+        config_fail(where, ": expected a layer index below the ", m.layer_types.size(), " entries of layer_types");
+      const std::string& lt = m.layer_types[layer];
+      const std::size_t d = detail::json_count(*hd, where + ".head_dim");
+      for (const auto& [t, e] : type_head_dim)
+        if (t == lt && e != d)
+          config_fail(where, ".head_dim: layers of type ", lt, " disagree (", e, " and ", d, ")");
+      type_head_dim.emplace_back(lt, d);
+    });
+  }
   const auto head_dim_of = [&](std::string_view layer_type) -> std::size_t {
+    for (const auto& [t, d] : type_head_dim)
+      if (t == layer_type) return d;
     if (detail::is_gemma4(mt) && layer_type == "full_attention") {
       if (const auto g = root.find("global_head_dim"); present(g)) return detail::json_count(*g, key("global_head_dim"));
       return 512;  // Gemma4TextConfig's default
@@ -318,7 +376,7 @@ inline model_config load_config(std::string_view json_text, const load_options& 
       c.head_dim = head_dim_of("default");
       m.layers.push_back({"default", detail::layer_from(*rp, key("rope_parameters"), c,
                                                         top_theta ? top_theta : default_theta("default"), false, opt,
-                                                        top_partial, &m.rope)});
+                                                        top_partial, &m.rope, mt, false)});
     } else {
       for (const auto& [lt, v] : nested) {
         rope_context c = ctx;
@@ -329,7 +387,7 @@ inline model_config load_config(std::string_view json_text, const load_options& 
         if (lt == "sliding_attention" && local_theta) fallback = local_theta;
         const bool main = lt == "full_attention" || nested.size() == 1;
         m.layers.push_back({lt, detail::layer_from(params, key("rope_parameters") + "." + lt, c, fallback, false, opt,
-                                                   top_partial, main ? &m.rope : nullptr)});
+                                                   top_partial, main ? &m.rope : nullptr, mt, true)});
       }
     }
   } else {
@@ -342,14 +400,14 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     c.head_dim = head_dim_of(main_type);
     m.layers.push_back({main_type, detail::layer_from(scaling, key("rope_scaling"), c,
                                                       top_theta ? top_theta : default_theta(main_type), true, opt,
-                                                      top_partial, &m.rope)});
+                                                      top_partial, &m.rope, mt, false)});
     if (per_type) {
       rope_context s = ctx;
       s.head_dim = head_dim_of("sliding_attention");
       m.layers.push_back({"sliding_attention",
                           detail::layer_from(std::nullopt, key("rope_local_base_freq"), s,
                                              local_theta ? local_theta : default_theta("sliding_attention"), false,
-                                             opt, top_partial, nullptr)});
+                                             opt, top_partial, nullptr, mt, false)});
     }
   }
   return m;

@@ -311,9 +311,11 @@ struct yarn : rule_base {
     y.truncate = r.boolean("truncate");
     return y;
   }
+  /// The length of the correction range: transformers 5: L0; transformers 4.46:
+  /// max_position_embeddings (4.46 reads no original_max_position_embeddings for yarn).
   [[nodiscard]] std::size_t length(const rope_context& c) const {
-    const bool v5 = c.semantics == semantics::transformers_5;
-    return detail::pretrained_length(c, original_max_position_embeddings, v5, true);
+    if (c.semantics == semantics::transformers_4_46) return c.max_position_embeddings;
+    return detail::pretrained_length(c, original_max_position_embeddings, true, true);
   }
   [[nodiscard]] double resolved_factor(const rope_context& c) const {
     if (factor) return *factor;
@@ -329,9 +331,9 @@ struct yarn : rule_base {
   void validate(const rope_context& c, std::string_view where) const {
     const bool v5 = c.semantics == semantics::transformers_5;
     posenc::detail::require(v5 || factor.has_value(), where, "factor: rope_type 'yarn' needs a factor (transformers 4.46)");
-    posenc::detail::require(v5 || !truncate.has_value(), where,
-                            "truncate: not a transformers 4.46 yarn parameter (it always truncates); load with "
-                            "semantics::transformers_5");
+    posenc::detail::require(v5 || (!truncate && !mscale && !mscale_all_dim), where,
+                            "truncate/mscale/mscale_all_dim: not transformers 4.46 yarn parameters (4.46 ignores "
+                            "them); use semantics::transformers_5");
     posenc::detail::require(length(c) > 0, where,
                             "original_max_position_embeddings: rope_type 'yarn' needs original_max_position_embeddings "
                             "or max_position_embeddings > 0, got neither");
@@ -381,12 +383,8 @@ struct yarn : rule_base {
       f.attention_factor = mscale && mscale_all_dim && *mscale != 0 && *mscale_all_dim != 0
                                ? get_mscale(fac, *mscale) / get_mscale(fac, *mscale_all_dim)
                                : get_mscale(fac, 1.0);
-    } else if (mscale && mscale_all_dim) {
-      const auto get_mscale = [](W s, W m) { return s <= 1 ? W(1) : W(0.1L) * m * std::log(s) + 1; };
-      f.attention_factor =
-          static_cast<double>(get_mscale(wfac, static_cast<W>(*mscale)) / get_mscale(wfac, static_cast<W>(*mscale_all_dim)));
     } else {
-      f.attention_factor = static_cast<double>(W(0.1L) * std::log(wfac) + 1);
+      f.attention_factor = 0.1 * std::log(fac) + 1.0;  // transformers 4.46, in double as its Python
     }
     return f;
   }
@@ -486,10 +484,11 @@ struct longrope : rule_base {
         expanded = lmax * static_cast<W>(*factor);
         use_long = expanded > lmax;
       }
-      const W scale = expanded / lmax;
+      // in double as transformers 4.46: factor = expanded / max, sqrt(1 + log(factor) / log(max))
+      const double scale = static_cast<double>(expanded) / static_cast<double>(lmax);
       f.attention_factor = attention_factor ? *attention_factor
-                           : scale <= 1     ? 1.0
-                                            : static_cast<double>(std::sqrt(1 + std::log(scale) / std::log(lmax)));
+                           : scale <= 1.0   ? 1.0
+                                            : std::sqrt(1 + std::log(scale) / std::log(static_cast<double>(lmax)));
     }
     const std::vector<double>& ext = use_long ? long_factor : short_factor;
     f.inv_freq.resize(h);

@@ -67,9 +67,12 @@ inline std::size_t rotary_dim(const rope_config& c) {
   return detail::scaled_rotary_dim({c.theta, c.head_dim, c.partial_rotary_factor, 0, 0, semantics::transformers_4_46});
 }
 
-/// The model fields of c (transformers 4.46 semantics).
+/// The model fields of c. A rope_config follows transformers 4.46 (its LongRoPE regime rule
+/// selectable), except yarn, which follows transformers 5 as rope_config always computed it (the
+/// correction range from original_max_position_embeddings when given, the mscale ratio).
 inline rope_context to_context(const rope_config& c) {
-  return {c.theta, c.head_dim, c.partial_rotary_factor, c.max_position_embeddings, 0, semantics::transformers_4_46};
+  return {c.theta, c.head_dim, c.partial_rotary_factor, c.max_position_embeddings, 0,
+          c.type == rope_type::yarn ? semantics::transformers_5 : semantics::transformers_4_46};
 }
 
 /// c's rule with its parameters. Throws invalid_argument for a rope_type outside the enum.
