@@ -951,6 +951,44 @@ def run_t4(out: Path) -> list[dict]:
     return summary
 
 
+def check_files(out: Path) -> None:
+    """Check every written file's shape, and that HF's tables are fl32(att) * cos/sin of the
+    f32 phase fl32(p * inv_freq) in the half layout: within 1 ulp of max(1, att) (torch's
+    f32 cos/sin and the f32 product by att are each within half an ulp or so). Also print how
+    far they are from att * cos/sin of the exact phase p * inv_freq, the rounding of the
+    f32 phase, which grows with p."""
+    import numpy as np
+
+    required = ["case", "model_type", "transformers", "semantics", "form", "config", "layers"]
+    for f in sorted(out.glob("*.json")):
+        d = json.loads(f.read_text(encoding="utf-8"))
+        assert all(k in d for k in required), f
+        assert d["case"] == f.name[: -len(".json")], (d["case"], f.name)
+        assert d["semantics"] in ("v5", "t4.46") and d["form"] in ("v5", "legacy"), f
+        worst_f32, worst_exact = 0.0, 0.0
+        for L in d["layers"].values():
+            for e in L["evaluations"]:
+                inv = np.array(e["inv_freq"], dtype=np.float64)
+                assert np.all(inv.astype(np.float32).astype(np.float64) == inv), f
+                assert L["rotary_dim"] == 2 * inv.size, f
+                pos = np.array(e["positions"], dtype=np.float64)
+                att = e["attention_scaling"]
+                ph32 = (pos.astype(np.float32)[:, None] * inv.astype(np.float32)[None, :]).astype(np.float64)
+                exact = pos[:, None] * inv[None, :]  # exact: f32 * integer < 2^53
+                unit = float(np.spacing(np.float32(max(1.0, att))))
+                for key, fn in (("cos", np.cos), ("sin", np.sin)):
+                    got = np.array(e[key], dtype=np.float64)
+                    assert got.shape == (pos.size, 2 * inv.size), (f, key, got.shape)
+                    # torch multiplies the f32 table by the Python float att rounded to f32
+                    ref32 = np.concatenate([fn(ph32)] * 2, axis=1) * float(np.float32(att))
+                    refx = np.concatenate([fn(exact)] * 2, axis=1) * att
+                    worst_f32 = max(worst_f32, float(np.max(np.abs(got - ref32))) / unit)
+                    worst_exact = max(worst_exact, float(np.max(np.abs(got - refx))))
+        assert worst_f32 <= 1.0, (f.name, worst_f32)
+        print(f"check {f.name}: tables vs att*cos(fl32(p*w)) {worst_f32:.2f} ulp; "
+              f"vs att*cos(p*w) {worst_exact:.3g}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=OUT_DIR)
@@ -979,6 +1017,7 @@ def main() -> int:
         env["TRANSFORMERS_VERBOSITY"] = "error"
         subprocess.run([sys.executable, str(Path(__file__).resolve()), "--t4-only", "--out", str(args.out)],
                        env=env, check=True)
+    check_files(args.out)
     return 0
 
 
