@@ -69,8 +69,9 @@ def main():
             cos, sin = hf_rot(q, pos)
             ref_q, _ = apply_rotary_pos_emb(q.double(), k.double(), *[t.double() for t in hf_rot(q.double(), pos)])
             ours_q, _ = rot(q, k)
-            # sanity: both rotate the same way (bf16: a few ulp apart from rounding cos/sin to bf16 in HF)
-            assert (ours_q.double() - ref_q).abs().max() < (0.1 if dt == torch.bfloat16 else 1e-4)
+            # sanity: both rotate the same way. HF's angle is float32 (up to 4096 * 2^-24 rad off at the
+            # last position, times |x| <= ~5) and bf16 rounds cos/sin too: loose bounds
+            assert (ours_q.double() - ref_q).abs().max() < (0.1 if dt == torch.bfloat16 else 5e-3)
             qb, kb = q.clone(), k.clone()
             t_copy = timed(lambda: (q.clone(), k.clone()), args.reps, args.warmup)
             t_ours = timed(lambda: rot(q, k), args.reps, args.warmup)
