@@ -755,6 +755,22 @@ void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, std::span<const I>
   detail::apply_ragged<T, I>(q, k, cu_seqlens, offsets, freqs, opt);
 }
 
+/// The validation of apply_inplace (shapes, strides, frequencies, options, offsets) without the
+/// application: for callers that rotate elsewhere (posenc/device/rotary.hpp).
+template <class T>
+void validate_apply(const dense_view<T>& q, const dense_view<T>& k, const frequencies& freqs,
+                    std::span<const std::int64_t> offsets, const apply_options& opt, std::string_view where) {
+  (void)detail::validate_dense(q, k, freqs, offsets, opt, where);
+}
+
+/// The validation of apply_ragged_inplace without the application.
+template <class T, std::integral I>
+void validate_apply_ragged(const ragged_view<T>& q, const ragged_view<T>& k, std::span<const I> cu_seqlens,
+                     std::span<const I> offsets, const frequencies& freqs, const apply_options& opt,
+                     std::string_view where) {
+  (void)detail::validate_ragged(q, k, cu_seqlens, offsets, freqs, opt, where);
+}
+
 /// Explicit per-token positions (transformers' position_ids: left padding, packed sequences,
 /// speculative decoding), int64, each in [0, 2^53) and below apply_options::max_positions when set.
 /// A distinct type so that the offsets overloads stay unambiguous.
