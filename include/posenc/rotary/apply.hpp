@@ -493,10 +493,17 @@ apply_plan validate_dense(const dense_view<T>& q, const dense_view<T>& k, const 
 /// The dense application with positions offsets[b] + s (offsets as int64).
 template <class T>
 void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::span<const std::int64_t> offsets,
-                 const apply_options& opt) {
+                 const apply_options& opt, std::span<const std::int64_t> ids = {}) {
   static_assert(is_storage_v<T>, "rotary::apply_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
   constexpr std::string_view where = "rotary::apply_inplace";
-  const apply_plan p = validate_dense(q, k, f, offsets, opt, where);
+  apply_plan p{};
+  if (ids.empty()) {
+    p = validate_dense(q, k, f, offsets, opt, where);
+  } else {  // explicit positions (apply_dense_ids): checked there, not seq against max_positions
+    apply_options shape_opt = opt;
+    shape_opt.max_positions = 0;
+    p = validate_dense(q, k, f, {}, shape_opt, where);
+  }
   const bool has_k = k.data != nullptr || k.elements() != 0;
   const std::size_t B = q.sizes[0], S = q.sizes[2];
   if (B == 0 || S == 0 || q.sizes[3] == 0) return;
@@ -531,8 +538,19 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
     const std::size_t n = std::min(chunk, S - s0);
     std::int64_t have = -1;
     for (std::size_t b = 0; b < B; ++b) {
-      const std::int64_t o = offsets.empty() ? 0 : offsets[b];
-      if (o != have) {
+      if (!ids.empty()) {
+        // explicit positions: [seq] (shared, formed once) or [batch, seq]; a consecutive chunk as
+        // the offsets path forms it, any other position by position
+        if (ids.size() != S || b == 0) {
+          const std::int64_t* x = ids.data() + (ids.size() == S ? 0 : b * S) + s0;
+          bool run = true;
+          for (std::size_t r = 1; r < n && run; ++r) run = x[r] == x[0] + static_cast<std::int64_t>(r);
+          if (run)
+            co.set_run(n, static_cast<wide>(x[0]));
+          else
+            for (std::size_t r = 0; r < n; ++r) co.set(r, static_cast<wide>(x[r]));
+        }
+      } else if (const std::int64_t o = offsets.empty() ? 0 : offsets[b]; o != have) {
         co.set_run(n, static_cast<wide>(o + static_cast<std::int64_t>(s0)));
         have = o;
       }
@@ -666,48 +684,20 @@ bool rotate_positions(std::span<const std::int64_t> ids, Qrow q_row, std::size_t
 template <class T>
 void apply_dense_ids(dense_view<T> q, dense_view<T> k, const frequencies& f, std::span<const std::int64_t> ids,
                      const apply_options& opt) {
-  static_assert(is_storage_v<T>, "rotary::apply_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
   constexpr std::string_view where = "rotary::apply_inplace";
-  apply_options shape_opt = opt;
-  shape_opt.max_positions = 0;  // the positions are checked below, not seq
-  const apply_plan p = validate_dense(q, k, f, {}, shape_opt, where);
-  const bool has_k = k.data != nullptr || k.elements() != 0;
+  check_view(q, "q", where);
   const std::size_t B = q.sizes[0], S = q.sizes[2];
   posenc::detail::require<shape_error>(ids.size() == S || ids.size() == B * S, where,
                                        "position_ids: expected seq = ", S, " or batch * seq = ", B * S,
                                        " positions ([seq] or [batch, seq]), got ", ids.size());
   check_position_ids(ids, opt, where);
-  if (B == 0 || S == 0 || q.sizes[3] == 0) return;
-  using W = work_t<T>;
-  constexpr std::size_t chunk = 256;
-  coefficients<W> co(f, opt, std::min(S, chunk), std::is_same_v<T, double>);
-  const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
-  const bool shared = ids.size() == S;
-  bool bad = false;
-  for (std::size_t s0 = 0; s0 < S; s0 += chunk) {
-    const std::size_t n = std::min(chunk, S - s0);
-    for (std::size_t b = 0; b < B; ++b) {
-      if (!shared || b == 0) {
-        const std::int64_t* x = ids.data() + (shared ? 0 : b * S) + s0;
-        bool run = true;
-        for (std::size_t r = 1; r < n && run; ++r) run = x[r] == x[0] + static_cast<std::int64_t>(r);
-        if (run)
-          co.set_run(n, static_cast<wide>(x[0]));
-        else
-          for (std::size_t r = 0; r < n; ++r) co.set(r, static_cast<wide>(x[r]));
-      }
-      const auto sb = static_cast<std::ptrdiff_t>(b);
-      for (std::size_t r = 0; r < n; ++r) {
-        const auto ss = static_cast<std::ptrdiff_t>(s0 + r);
-        bad |= rotate_heads<T, W>(q.data + sb * q.strides[0] + ss * q.strides[2], q.strides[1], qh, co.q(r), p.half,
-                                  p.interleaved, p.check_finite);
-        if (kh != 0)
-          bad |= rotate_heads<T, W>(k.data + sb * k.strides[0] + ss * k.strides[2], k.strides[1], kh, co.k(r), p.half,
-                                    p.interleaved, p.check_finite);
-      }
-    }
+  if (ids.empty()) {  // no positions (seq = 0): the shapes are still checked
+    apply_options shape_opt = opt;
+    shape_opt.max_positions = 0;
+    (void)validate_dense(q, k, f, {}, shape_opt, where);
+    return;
   }
-  if (bad) fail_non_finite(q, k, where);
+  apply_dense<T>(q, k, f, {}, opt, ids);
 }
 
 /// The ragged application with explicit positions: ids [tokens].
