@@ -371,6 +371,16 @@ TEST_CASE("apply bad input: each a named posenc::error with the argument in its 
     bad.inv_freq[2] = NAN;
     expect_error<posenc::non_finite_error>([&] { ragged(cu, off, {}, {}, bad); }, "freqs.inv_freq");
   }
+  {  // one validator of frequencies for tables and apply: a negative attention factor or inv_freq is rejected
+    pr::frequencies bad = f;
+    bad.attention_factor = -1.0;
+    expect_error<posenc::invalid_argument>([&] { ragged(cu, off, {}, {}, bad); },
+                                           "freqs.attention_factor: expected a value > 0, got -1");
+    CHECK_THROWS_AS((void)pr::table<float>(bad, 0, 4), posenc::invalid_argument);
+    bad = f;
+    bad.inv_freq[1] = -0.5L;
+    expect_error<posenc::invalid_argument>([&] { ragged(cu, off, {}, {}, bad); }, "freqs.inv_freq: expected finite values >= 0");
+  }
   {
     pr::apply_options o;
     o.xpos.enabled = true;
