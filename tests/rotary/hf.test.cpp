@@ -122,7 +122,9 @@ TEST_CASE("transformers reference files: inv_freq, attention scaling and float32
     const std::string config = file.find("config")->str();
     const pr::model_config m = pr::load_config(config, options_of(file));
     ++cases;
-    for (const auto& [lt, layer] : file.find("layers")->members) {
+    for (const auto& entry : file.find("layers")->members) {
+      const std::string& lt = entry.first;
+      const jnode& layer = entry.second;
       CAPTURE(lt);
       const pr::plan& p = plan_of(m, lt);
       CHECK(p.rope_type() == layer.find("rope_type")->text);
