@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Length extrapolation as a model ships it: read the rotary configuration from a config.json
-// (here Llama-3.1-8B's legacy rope_scaling: the llama3 rule), take its plan's frequencies, and build exact cos/sin tables
-// far beyond the pretrained 8192 tokens, in float and bfloat16.
+// (here Llama-3.1-8B's legacy rope_scaling: the llama3 rule), take its plan's frequencies,
+// and build exact cos/sin tables far beyond the pretrained 8192 tokens, in float and bfloat16.
 #include <cstdio>
 #include <string>
 
