@@ -70,7 +70,6 @@ inline frequencies options_frequencies(const options& opt, std::size_t rotary_di
 }
 
 namespace detail {
-using plan = row_heads;
 inline row_heads make_plan(std::size_t cols, const options& opt, std::string_view where) {
   return rotary::validate(cols, opt, where);
 }
@@ -80,7 +79,7 @@ inline frequencies options_frequencies(const row_heads& p, const options& opt) {
 
 /// Rotate the rows of x (rows x heads*head_dim, row stride `stride`) with the apply.hpp core.
 template <class T>
-void apply_inplace(T* x, std::size_t rows, std::size_t stride, const plan& p, const options& opt,
+void apply_inplace(T* x, std::size_t rows, std::size_t stride, const row_heads& p, const options& opt,
                    std::span<const double> positions) {
   using W = rotary::detail::work_t<T>;
   const frequencies f = options_frequencies(p, opt);
