@@ -154,7 +154,9 @@ inline rotary::plan layer_from(const std::optional<json_value>& params, const st
   const param_reader reader(params ? *params : json_value(nullptr, 0), prefix, type_name);
   std::optional<double> theta = params ? reader.number("rope_theta") : std::nullopt;
   if (!theta) theta = theta_fallback;
-  if (!theta) config_fail(prefix, ".rope_theta: missing, and model type's default rope_theta is not known");
+  if (!theta)
+    config_fail(params ? prefix + ".rope_theta" : std::string("rope_theta"),
+                ": missing, and the model type's default rope_theta is not known");
   ctx.theta = *theta;
   std::optional<double> partial = params ? reader.number("partial_rotary_factor") : std::nullopt;
   if (!partial) partial = top_partial;
