@@ -566,7 +566,7 @@ TEST_CASE("position_ids, dense: bitwise the offsets path where equivalent, else 
   SUBCASE("bfloat16") { position_ids_dense<Eigen::bfloat16>(); }
 }
 
-TEST_CASE("position_ids, ragged: packed sequences restarting at 0 equal cu_seqlens bitwise; any positions exact") {
+TEST_CASE("position_ids, ragged: packed sequences restarting at 0 equal cu_seqlens bitwise, any positions exact") {
   const std::size_t Hq = 3, Hk = 1, D = 20, half = 8;
   const auto f = odd_frequencies(half, 43, 0.75);
   const std::vector<std::int64_t> cu{0, 5, 75, 76, 160}, zero{0, 0, 0, 0}, off{0, 900, 3, 70000};
