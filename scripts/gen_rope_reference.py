@@ -883,6 +883,12 @@ def run_v5(out: Path) -> list[dict]:
             ldoc = file_header(case, "legacy", "v5", "legacy", V5_VERSION, case["legacy"], rot_name)
             ldoc["layers"] = layers_legacy
             ldoc["legacy_form_identical"] = True
+            # What a user gets who loads the legacy file with transformers 5 and saves it
+            # again (a fine-tuned checkpoint): rope_parameters with the legacy key spellings
+            # kept ("type" beside "rope_type", integer factors). Same values, asserted.
+            resaved = save_and_read(cfg_legacy)
+            assert same_layers(layers_legacy, v5_evaluate(load_config_from_json(resaved), case)), case["name"]
+            ldoc["config_resaved_by_v5"] = resaved
             write_json(out / f"{case['name']}.legacy.json", ldoc)
             entry["files"].append(f"{case['name']}.legacy.json")
         # dynamic: HF's forward computes the NTK base from a tensor seq_len; compare with the
