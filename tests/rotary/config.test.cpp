@@ -163,6 +163,13 @@ TEST_CASE("transformers 5 loader: errors for what it does not understand, each n
   CHECK_THROWS_WITH_AS(load(R"("rope_scaling": {"type": "yarn", "factor": 4, "truncate": false})",
                             {.semantics = pr::semantics::transformers_4_46}),
                        doctest::Contains("not transformers 4.46 yarn parameters"), posenc::invalid_argument);
+  // a null head_dim: transformers 5's dynamic / yarn / longrope cannot use it (the default rule can)
+  CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32,
+      "head_dim": null, "max_position_embeddings": 2048,
+      "rope_parameters": {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 1e4}})"),
+                       doctest::Contains("head_dim: null, which transformers 5 cannot use for rope_type 'dynamic'"), E);
+  CHECK(pr::load_config(R"({"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32, "head_dim": null,
+      "rope_parameters": {"rope_type": "default", "rope_theta": 1e4}})").main_plan().rotary_dim() == 40);
   // a layer type the config does not have
   CHECK_THROWS_WITH_AS((void)load("\"rope_theta\": 1e4").plan_for("sliding_attention"),
                        doctest::Contains("expected one of default"), posenc::invalid_argument);

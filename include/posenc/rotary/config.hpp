@@ -412,6 +412,15 @@ inline model_config load_config(std::string_view json_text, const load_options& 
                                              opt, top_partial, nullptr, mt, false)});
     }
   }
+  // transformers 5's dynamic, yarn and longrope read getattr(config, "head_dim", ...): a null
+  // head_dim is no width for them (transformers raises TypeError), not hidden_size / heads
+  if (const auto hd = root.find("head_dim"); opt.semantics == semantics::transformers_5 && hd &&
+                                             hd->type() == detail::json_kind::null && !present(root.find("qk_rope_head_dim")))
+    for (const auto& l : m.layers)
+      if (std::holds_alternative<rules::dynamic>(l.plan.rule()) || std::holds_alternative<rules::yarn>(l.plan.rule()) ||
+          std::holds_alternative<rules::longrope>(l.plan.rule()))
+        config_fail(key("head_dim"), ": null, which transformers 5 cannot use for rope_type '", l.plan.rope_type(),
+                    "' (it reads head_dim without the hidden_size / num_attention_heads fallback); give head_dim");
   return m;
 }
 
