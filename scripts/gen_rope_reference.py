@@ -22,7 +22,9 @@ Usage (see tests/rotary/hf/README.md):
     /var/cache/posenc/venv-torch-2.15.0/bin/python scripts/gen_rope_reference.py \\
         --t4-path /var/cache/posenc/t4463
 
-The output is deterministic: rerunning it rewrites identical files.
+The output is deterministic: rerunning it rewrites identical files. A final pass checks
+every file's fields and shapes, and that each table is fl32(att) * cos/sin(fl32(p * w))
+within 1 ulp.
 """
 
 from __future__ import annotations
@@ -548,6 +550,56 @@ CASES = [
     },
 ]
 
+# Small synthetic layouts for fields the real models above leave at their defaults.
+_PHI2 = next(c for c in CASES if c["name"] == "phi-2")
+_SMALL_LLAMA = _with(LLAMA2_7B, hidden_size=1024, num_attention_heads=16, num_key_value_heads=16,
+                     num_hidden_layers=2, intermediate_size=2816, max_position_embeddings=16384)
+_SHORT24 = [round(1.0 + 0.05 * i, 2) for i in range(24)]
+_LONG24 = [round(1.0 + 1.5 * i, 2) for i in range(24)]
+CASES += [
+    {
+        "name": "phi-2-dynamic",
+        "model": "microsoft/phi-2 with rope_scaling dynamic factor 2 (synthetic: the NTK exponent "
+        "dim/(dim-2) is over the rotated width 32, not head_dim 80)",
+        "rule": "dynamic",
+        "legacy": _with(_PHI2["legacy"], rope_scaling={"factor": 2.0, "type": "dynamic"}),
+        "v5_rope": {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0, "partial_rotary_factor": 0.4},
+        "t4": "phi",
+        "seq_lens": [2048, 2049, 8192],
+    },
+    {
+        "name": "yarn-partial-explicit",
+        "model": "synthetic Llama layout (head_dim 64, partial_rotary_factor 0.5) with yarn and every "
+        "optional key explicit: attention_factor 0.9, beta_fast 16, beta_slow 2, original 2048 "
+        "(max_position_embeddings 16384)",
+        "rule": "yarn",
+        "legacy": _with(_SMALL_LLAMA, partial_rotary_factor=0.5, rope_theta=50000.0, rope_scaling={
+            "rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048,
+            "attention_factor": 0.9, "beta_fast": 16.0, "beta_slow": 2.0}),
+        "v5_rope": {"rope_type": "yarn", "rope_theta": 50000.0, "partial_rotary_factor": 0.5, "factor": 8.0,
+                    "original_max_position_embeddings": 2048, "attention_factor": 0.9, "beta_fast": 16.0,
+                    "beta_slow": 2.0},
+        "t4": "llama",
+    },
+    {
+        "name": "longrope-partial-factor",
+        "model": "synthetic Phi-3 layout (head_dim 64, partial_rotary_factor 0.75: 24 factors) with "
+        "longrope and an explicit factor 16 (max/original is 8)",
+        "rule": "longrope",
+        "legacy": _with(_SMALL_LLAMA, model_type="phi3", max_position_embeddings=32768,
+                        original_max_position_embeddings=4096, partial_rotary_factor=0.75,
+                        rope_scaling={"type": "longrope", "factor": 16.0, "long_factor": _LONG24,
+                                      "short_factor": _SHORT24}),
+        "v5_rope": {"rope_type": "longrope", "rope_theta": 10000.0, "partial_rotary_factor": 0.75,
+                    "factor": 16.0, "long_factor": _LONG24, "short_factor": _SHORT24,
+                    "original_max_position_embeddings": 4096},
+        # 4.46's Phi3Config rejects a longrope rope_scaling with any key but type,
+        # short_factor and long_factor
+        "t4": None,
+        "seq_lens": [4096, 4097],
+    },
+]
+
 _DS = next(c for c in CASES if c["name"] == "deepseek-v3")
 for _c in CASES:
     if _c["name"] == "deepseek-v3-mscale-ratio":
@@ -811,6 +863,20 @@ def run_v5(out: Path) -> list[dict]:
             same = same_layers(layers_v5, layers_legacy)
             assert same, f"{case['name']}: legacy config gives different values than the v5 config"
             extra["legacy_form_identical"] = True
+        if case["name"] == "gemma-4":
+            # The same model written with `global_head_dim` (the Gemma4TextConfig argument) in
+            # place of the `per_layer_config` head_dim overrides that save_pretrained writes.
+            alt = copy.deepcopy(v5_dict)
+            overrides = alt["text_config"].pop("per_layer_config")
+            assert all(v == {"head_dim": 512} for v in overrides.values()), overrides
+            alt["text_config"]["global_head_dim"] = 512
+            layers_alt = v5_evaluate(load_config_from_json(alt), case)
+            assert same_layers(layers_v5, layers_alt), "gemma-4: global_head_dim form differs"
+            extra["equivalent_text_config_edit"] = {
+                "remove": ["per_layer_config"],
+                "add": {"global_head_dim": 512},
+                "identical": True,
+            }
         doc["layers"] = layers_v5
         doc.update(extra)
         write_json(out / f"{case['name']}.v5.json", doc)
@@ -819,24 +885,14 @@ def run_v5(out: Path) -> list[dict]:
             ldoc = file_header(case, "legacy", "v5", "legacy", V5_VERSION, case["legacy"], rot_name)
             ldoc["layers"] = layers_legacy
             ldoc["legacy_form_identical"] = True
+            # What a user gets who loads the legacy file with transformers 5 and saves it
+            # again (a fine-tuned checkpoint): rope_parameters with the legacy key spellings
+            # kept ("type" beside "rope_type", integer factors). Same values, asserted.
+            resaved = save_and_read(cfg_legacy)
+            assert same_layers(layers_legacy, v5_evaluate(load_config_from_json(resaved), case)), case["name"]
+            ldoc["config_resaved_by_v5"] = resaved
             write_json(out / f"{case['name']}.legacy.json", ldoc)
             entry["files"].append(f"{case['name']}.legacy.json")
-        if case["name"] == "gemma-4":
-            # The same model written with `global_head_dim` (the Gemma4TextConfig argument) in
-            # place of the `per_layer_config` head_dim overrides save_pretrained writes.
-            alt = copy.deepcopy(v5_dict)
-            text = alt["text_config"]
-            overrides = text.pop("per_layer_config")
-            assert all(v == {"head_dim": 512} for v in overrides.values()), overrides
-            text["global_head_dim"] = 512
-            layers_alt = v5_evaluate(load_config_from_json(alt), case)
-            assert same_layers(layers_v5, layers_alt), "gemma-4: global_head_dim form differs"
-            alt_name = "gemma-4-global-head-dim"
-            adoc = file_header(dict(case, name=alt_name), "v5", "v5", "v5", V5_VERSION, alt, rot_name)
-            adoc["layers"] = layers_alt
-            adoc["same_values_as"] = "gemma-4.v5.json"
-            write_json(out / f"{alt_name}.v5.json", adoc)
-            entry["files"].append(f"{alt_name}.v5.json")
         # dynamic: HF's forward computes the NTK base from a tensor seq_len; compare with the
         # plain-Python-int path of the same init function
         if case["rule"] == "dynamic":
@@ -1005,6 +1061,8 @@ def main() -> int:
         run_t4(args.out)
         return 0
 
+    for stale in args.out.glob("*.json"):  # the set of cases decides the set of files
+        stale.unlink()
     summary = run_v5(args.out)
     for entry in summary:
         if "dynamic_forward_vs_int_seq_len_differing_entries" in entry:

@@ -17,7 +17,10 @@
 //    same plan (rule, rotary_dim, inv_freq bitwise, attention factor);
 //  - the mutated-key test: every key of a reference config that can change a frequency, renamed,
 //    given another value, or added where the rule does not read it, either gives a config_error /
-//    invalid_argument or a plan that differs where transformers' would (0 silent wrong loads).
+//    invalid_argument or the plan transformers would give (for a changed value inside a rope dict:
+//    exactly the loaded plan's rule with that field set, by this test's own key -> field map;
+//    elsewhere: a changed plan, or the same one only where transformers does not read the key):
+//    0 silent wrong loads.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -27,6 +30,9 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
+#include <type_traits>
+#include <variant>
 #include <set>
 #include <string>
 #include <vector>
@@ -88,16 +94,18 @@ struct signature {
   bool operator==(const signature&) const = default;
 };
 
+signature signature_of(const pr::plan& p, const std::vector<std::size_t>& seq_lens) {
+  signature s{std::string(p.rope_type()), p.rotary_dim(), {}};
+  for (std::size_t n : seq_lens) {
+    const auto f = p.frequencies(n);
+    s.at.emplace_back(std::vector<long double>(f.inv_freq.begin(), f.inv_freq.end()), f.attention_factor);
+  }
+  return s;
+}
+
 std::map<std::string, signature> signatures(const pr::model_config& m, const std::vector<std::size_t>& seq_lens) {
   std::map<std::string, signature> out;
-  for (const auto& l : m.layers) {
-    signature s{std::string(l.plan.rope_type()), l.plan.rotary_dim(), {}};
-    for (std::size_t n : seq_lens) {
-      const auto f = l.plan.frequencies(n);
-      s.at.emplace_back(std::vector<long double>(f.inv_freq.begin(), f.inv_freq.end()), f.attention_factor);
-    }
-    out[l.layer_type] = s;
-  }
+  for (const auto& l : m.layers) out[l.layer_type] = signature_of(l.plan, seq_lens);
   return out;
 }
 
@@ -122,7 +130,9 @@ TEST_CASE("transformers reference files: inv_freq, attention scaling and float32
     const std::string config = file.find("config")->str();
     const pr::model_config m = pr::load_config(config, options_of(file));
     ++cases;
-    for (const auto& [lt, layer] : file.find("layers")->members) {
+    for (const auto& entry : file.find("layers")->members) {
+      const std::string& lt = entry.first;
+      const jnode& layer = entry.second;
       CAPTURE(lt);
       const pr::plan& p = plan_of(m, lt);
       CHECK(p.rope_type() == layer.find("rope_type")->text);
@@ -287,6 +297,58 @@ bool hf_ignores(const std::string& file, const jnode& obj, const std::string& ke
   return false;
 }
 
+/// The plan transformers would give after rope dict key `key` takes value v: the loaded plan's
+/// context and rule with that one field set, by this test's own map from transformers' key names
+/// to the fields (so the loader's reading of the key is what is checked; the rules' arithmetic is
+/// checked against the reference data above). nullopt: the changed configuration is invalid.
+std::optional<pr::plan> expected_after(const pr::plan& base, const std::string& key, const jnode& v, bool hf_ignored) {
+  if (hf_ignored) return base;
+  pr::rope_context c = base.context();
+  pr::rule r = base.rule();
+  const double x = v.is_number() ? v.as_double() : 0.0;
+  const auto list = [&](std::vector<double>& out) {
+    out.clear();
+    for (const auto& i : v.items) out.push_back(i.as_double());
+  };
+  if (key == "rope_theta") {
+    c.theta = x;
+  } else if (key == "partial_rotary_factor") {
+    c.partial_rotary_factor = x;
+  } else {
+    std::visit(
+        [&](auto& rr) {
+          using R = std::remove_cvref_t<decltype(rr)>;
+          if constexpr (requires { rr.factor; })
+            if (key == "factor") rr.factor = x;
+          if constexpr (requires { rr.attention_factor; })
+            if (key == "attention_factor") rr.attention_factor = x;
+          if constexpr (requires { rr.original_max_position_embeddings; })
+            if (key == "original_max_position_embeddings") rr.original_max_position_embeddings = static_cast<std::size_t>(x);
+          if constexpr (std::is_same_v<R, pr::rules::yarn>) {
+            if (key == "beta_fast") rr.beta_fast = x;
+            if (key == "beta_slow") rr.beta_slow = x;
+            if (key == "mscale") rr.mscale = x;
+            if (key == "mscale_all_dim") rr.mscale_all_dim = x;
+            if (key == "truncate") rr.truncate = v.b;
+          }
+          if constexpr (std::is_same_v<R, pr::rules::longrope>) {
+            if (key == "short_factor") list(rr.short_factor);
+            if (key == "long_factor") list(rr.long_factor);
+          }
+          if constexpr (std::is_same_v<R, pr::rules::llama3>) {
+            if (key == "low_freq_factor") rr.low_freq_factor = x;
+            if (key == "high_freq_factor") rr.high_freq_factor = x;
+          }
+        },
+        r);
+  }
+  try {
+    return pr::plan(c, r);
+  } catch (const posenc::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 TEST_CASE("mutated-key test: every frequency-relevant key renamed, changed or added -> config_error or the right change") {
@@ -308,13 +370,47 @@ TEST_CASE("mutated-key test: every frequency-relevant key renamed, changed or ad
     const std::vector<std::string> model_at = text ? std::vector<std::string>{"text_config"} : std::vector<std::string>{};
     const jnode& model = text ? *config.find("text_config") : config;
     const auto seq = seq_lens_of(file);
-    const auto base = signatures(pr::load_config(config.str(), opt), seq);
+    const pr::model_config base_config = pr::load_config(config.str(), opt);
+    const auto base = signatures(base_config, seq);
+    struct {
+      const pr::model_config& m;
+      [[nodiscard]] std::string main_plan_layer() const {
+        return m.layers.size() == 1 ? m.layers.front().layer_type : std::string("full_attention");
+      }
+      [[nodiscard]] const pr::plan& plan(const std::string& lt) const { return m.plan_for(lt); }
+    } const base_model{base_config};
     const auto record = [&](outcome o, bool may_be_unchanged, const std::string& what) {
       ++n.tried;
       if (o == outcome::error) ++n.errors;
       else if (o == outcome::changed && !may_be_unchanged) ++n.changed;
       else if (o == outcome::unchanged && may_be_unchanged) ++n.unchanged_as_hf;
       else silent.push_back(name + ": " + what + (o == outcome::changed ? " (changed, transformers' would not)" : " (ignored)"));
+    };
+    // a key of a rope dict set to v: an error, or exactly the plan transformers would give
+    const auto check_value = [&](const std::vector<std::string>& where, const jnode& obj, const std::string& key,
+                                 const jnode& v, const std::string& what) {
+      jnode c = config;
+      at_path(c, where)->set(key, v);
+      const bool nested = where.back() != "rope_parameters" && where.back() != "rope_scaling";
+      const std::string layer = nested ? where.back() : base_model.main_plan_layer();
+      const auto expected = expected_after(base_model.plan(layer), key, v, hf_ignores(name, obj, key));
+      ++n.tried;
+      try {
+        const auto m = pr::load_config(c.str(), opt);
+        auto want = base;
+        if (expected) want[layer] = signature_of(*expected, seq);
+        if (!expected || signatures(m, seq) != want)
+          silent.push_back(name + ": " + what +
+                           (expected ? " (not the plan transformers gives)" : " (loaded an invalid configuration)"));
+        else if (want == base)
+          ++n.unchanged_as_hf;
+        else
+          ++n.changed;
+      } catch (const pr::config_error&) {
+        ++n.errors;
+      } catch (const posenc::invalid_argument&) {
+        ++n.errors;
+      }
     };
     // 1. inside each rope_parameters / rope_scaling object
     for (const auto& [where, obj] : rope_objects(model, model_at)) {
@@ -327,21 +423,27 @@ TEST_CASE("mutated-key test: every frequency-relevant key renamed, changed or ad
           record(try_load(c, opt, base, seq), false, "renamed " + w + key);
         }
         if (key == "rope_type" || key == "type") continue;
-        {  // another value
-          jnode c = config;
-          at_path(c, where)->set(key, other_value(value));
-          record(try_load(c, opt, base, seq), hf_ignores(name, *obj, key), "changed " + w + key);
-        }
+        check_value(where, *obj, key, other_value(value), "changed " + w + key);
       }
       const jnode* type = obj->find("rope_type");
       if (type == nullptr) type = obj->find("type");
       const std::string t = type ? type->text : "default";
-      for (const auto& key : all_keys) {  // added where the rule does not read it
-        if (obj->find(key) != nullptr || key == "rope_theta" || key == "partial_rotary_factor") continue;
-        if (pr::rule_accepts_key(t, key)) continue;
-        jnode c = config;
-        at_path(c, where)->set(key, jnode::number(2.0));
-        record(try_load(c, opt, base, seq), false, "added " + w + key);
+      for (const auto& key : all_keys) {
+        if (obj->find(key) != nullptr || key == "short_factor" || key == "long_factor") continue;
+        if (key == "rope_theta" || key == "partial_rotary_factor" || pr::rule_accepts_key(t, key)) {
+          // added where the rule reads it: the plan transformers would give with it
+          static const std::map<std::string, double> value{
+              {"rope_theta", 12345.0}, {"partial_rotary_factor", 0.5}, {"factor", 3.0},
+              {"attention_factor", 1.5}, {"beta_fast", 24.0}, {"beta_slow", 2.0}, {"mscale", 2.0},
+              {"mscale_all_dim", 0.5}, {"original_max_position_embeddings", 2048.0}, {"low_freq_factor", 2.0},
+              {"high_freq_factor", 8.0}};
+          const jnode v = key == "truncate" ? jnode::boolean(false) : jnode::number(value.at(key));
+          check_value(where, *obj, key, v, "added " + w + key);
+        } else {  // added where the rule does not read it: an error
+          jnode c = config;
+          at_path(c, where)->set(key, jnode::number(2.0));
+          record(try_load(c, opt, base, seq), false, "added " + w + key);
+        }
       }
     }
     // 2. the model fields that decide the width or theta: renamed (absent) -> an error or, where

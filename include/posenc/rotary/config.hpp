@@ -154,7 +154,9 @@ inline rotary::plan layer_from(const std::optional<json_value>& params, const st
   const param_reader reader(params ? *params : json_value(nullptr, 0), prefix, type_name);
   std::optional<double> theta = params ? reader.number("rope_theta") : std::nullopt;
   if (!theta) theta = theta_fallback;
-  if (!theta) config_fail(prefix, ".rope_theta: missing, and model type's default rope_theta is not known");
+  if (!theta)
+    config_fail(params ? prefix + ".rope_theta" : std::string("rope_theta"),
+                ": missing, and the model type's default rope_theta is not known");
   ctx.theta = *theta;
   std::optional<double> partial = params ? reader.number("partial_rotary_factor") : std::nullopt;
   if (!partial) partial = top_partial;
@@ -410,6 +412,15 @@ inline model_config load_config(std::string_view json_text, const load_options& 
                                              opt, top_partial, nullptr, mt, false)});
     }
   }
+  // transformers 5's dynamic, yarn and longrope read getattr(config, "head_dim", ...): a null
+  // head_dim is no width for them (transformers raises TypeError), not hidden_size / heads
+  if (const auto hd = root.find("head_dim"); opt.semantics == semantics::transformers_5 && hd &&
+                                             hd->type() == detail::json_kind::null && !present(root.find("qk_rope_head_dim")))
+    for (const auto& l : m.layers)
+      if (std::holds_alternative<rules::dynamic>(l.plan.rule()) || std::holds_alternative<rules::yarn>(l.plan.rule()) ||
+          std::holds_alternative<rules::longrope>(l.plan.rule()))
+        config_fail(key("head_dim"), ": null, which transformers 5 cannot use for rope_type '", l.plan.rope_type(),
+                    "' (it reads head_dim without the hidden_size / num_attention_heads fallback); give head_dim");
   return m;
 }
 
