@@ -44,11 +44,14 @@ class BuildWithCMake(build_py):
         t = probe_torch()
         build_temp = os.path.join(os.path.abspath(self.get_finalized_command("build").build_temp), "posenc_torch")
         cfg = ["cmake", "-S", HERE, "-B", build_temp, "-DCMAKE_BUILD_TYPE=Release",
-               "-DPOSENC_TORCH_PYTHON=" + sys.executable,
-               "-DPOSENC_TORCH_VERSION=" + t["version"],
-               "-DPOSENC_TORCH_CXX11_ABI=" + str(t["abi"]),
-               "-DPOSENC_TORCH_INCLUDE_DIRS=" + ";".join(t["include"]),
-               "-DPOSENC_TORCH_LIBRARY_DIRS=" + ";".join(t["lib"])]
+               "-DPOSENC_TORCH_PYTHON=" + sys.executable, "-DPOSENC_TORCH_VERSION=" + t["version"]]
+        if t["include"] and os.path.exists(os.path.join(t["include"][0], "torch", "library.h")):
+            cfg += ["-DPOSENC_TORCH_CXX11_ABI=" + str(t["abi"]),
+                    "-DPOSENC_TORCH_INCLUDE_DIRS=" + ";".join(t["include"]),
+                    "-DPOSENC_TORCH_LIBRARY_DIRS=" + ";".join(t["lib"])]
+        else:  # a torch without its C++ headers next to it (e.g. a distribution's package with the
+            # headers in a -dev package): find_package(Torch), with this torch's version recorded
+            cfg += ["-DPOSENC_TORCH_FIND_PACKAGE=ON"]
         cfg += shlex.split(os.environ.get("POSENC_CMAKE_ARGS", ""))
         subprocess.check_call(cfg)
         subprocess.check_call(["cmake", "--build", build_temp, "-j", os.environ.get("POSENC_BUILD_JOBS", "2")])

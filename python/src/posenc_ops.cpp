@@ -993,7 +993,7 @@ void rope_(Tensor x, const Tensor& inv_freq, double attention_factor, const c10:
   auto flip = [&] {
     if (!transpose || half == 0 || half * 2 > D) return;
     if (c.opt.layout == posenc::sinusoidal::layout::half) x.narrow(-1, half, half).neg_();
-    else x.narrow(-1, 0, 2 * half).unflatten(-1, {half, 2}).select(-1, 1).neg_();
+    else x.slice(-1, 1, 2 * half, 2).neg_();  // columns 1, 3, ..., 2 half - 1
   };
   flip();
   guarded([&] {
