@@ -6,6 +6,9 @@
 //  - BM_rope_dense<T>: rotary::apply_inplace on q and k [1, 32, 4096, 128] (positions 0..4095;
 //    32 MiB per tensor in bf16, 64 MiB in f32; a smaller batch than the 8-sequence one of the
 //    issue, on a shared 2-core machine), both layouts;
+//  - BM_rope_dense_ids<T>: the same with explicit position_ids 0..4095 (half layout);
+//  - BM_frequencies: the llama3 frequencies from a rope_config (compute_frequencies, the old path)
+//    vs a plan's (built once, owning them);
 //  - BM_rope_ragged<T>: the same tokens as a ragged [4096, 32, 128] batch of 8 sequences of 512
 //    at KV-cache offsets (ragged vs dense overhead), and a decode step: 256 sequences of 1 token
 //    each at positions ~4000 (every token its own position: the cos/sin cost is not shared);
@@ -70,6 +73,48 @@ void BM_rope_dense(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+}
+
+/// BM_rope_dense with explicit positions (rotary::position_ids [seq] = 0..S-1): the same work.
+template <class T>
+void BM_rope_dense_ids(benchmark::State& state) {
+  const std::size_t n = H * S * D;
+  auto q = filled<T>(n), k = filled<T>(n);
+  const auto f = pr::default_frequencies(D, 500000.0);
+  std::vector<std::int64_t> ids(S);
+  for (std::size_t s = 0; s < S; ++s) ids[s] = static_cast<std::int64_t>(s);
+  pr::apply_options o;
+  o.layout = pr::layout::half;
+  for (auto _ : state) {
+    pr::apply_inplace<T>(pr::dense_view<T>::contiguous(q.data(), {1, H, S, D}),
+                         pr::dense_view<T>::contiguous(k.data(), {1, H, S, D}), f, pr::position_ids(ids), o);
+    benchmark::DoNotOptimize(q.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+}
+
+/// The frequencies of the old path (rope_config -> compute_frequencies) and of the plan path
+/// (load_config's plan -> plan::frequencies()): Llama-3.1-8B's llama3 rule, 64 pairs.
+void BM_frequencies(benchmark::State& state) {
+  pr::rope_config c;
+  c.type = pr::rope_type::llama3;
+  c.theta = 500000.0;
+  c.head_dim = D;
+  c.max_position_embeddings = 131072;
+  c.original_max_position_embeddings = 8192;
+  c.factor = 8.0;
+  const pr::plan p = pr::to_plan(c);
+  for (auto _ : state) {
+    if (state.range(0) == 0) {
+      auto f = pr::compute_frequencies(c);
+      benchmark::DoNotOptimize(f.inv_freq.data());
+    } else {
+      const pr::frequencies& f = p.frequencies();
+      benchmark::DoNotOptimize(f.inv_freq.data());
+    }
+    benchmark::ClobberMemory();
+  }
 }
 
 template <class T>
@@ -150,6 +195,8 @@ void BM_alibi_add(benchmark::State& state) {
 BENCHMARK(BM_copy<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_rope_dense<float>)->ArgNames({"half_layout", "check"})->Args({0, 1})->Args({1, 1})->Args({1, 0})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_dense_ids<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_frequencies)->ArgNames({"plan"})->Args({0})->Args({1});
 BENCHMARK(BM_rope_ragged<float>)->ArgNames({"seqs", "decode"})->Args({8, 0})->Args({256, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_copy<Eigen::bfloat16>)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -4,7 +4,12 @@
 set -euo pipefail
 pkgs=(cmake g++ clang libclang-rt-dev make pkg-config libeigen3-dev xtensor-dev libboost-dev doctest-dev
       libbenchmark-dev libfftw3-dev libopenblas-dev doxygen graphviz libjs-mathjax chromium python3 python3-pip
-      libtorch-dev python3-torch python3-pytest python3-scipy python3-setuptools python3-wheel)
+      python3-venv)
+# Debian's torch 1.13 for the PyTorch package's optional second route (POSENC_TORCH_DEBIAN=1 in
+# scripts/run-tests.sh); the default route is the pinned PyPI venv of scripts/torch-venv.sh.
+if [ "${POSENC_TORCH_DEBIAN:-0}" = 1 ]; then
+  pkgs+=(libtorch-dev python3-torch python3-pytest python3-scipy python3-setuptools python3-wheel)
+fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=()
@@ -21,17 +26,18 @@ fi
 # tests and benchmark; nothing else links it.
 # libjs-mathjax: MathJax 2, copied into the docs site so formulas render offline; chromium: the
 # docs.browser test opens every page of the site headless (python3 drives it).
-# libtorch-dev, python3-torch: the PyTorch package in python/ (CMake find_package(Torch), torch 1.13);
-# python3-pytest runs its tests; python3-scipy is imported by torchdiffeq, the tests' reference
-# solver; python3-setuptools/-wheel let `pip install --no-build-isolation ./python` work offline.
-
-# torchdiffeq (pure Python, the reference solver of the PyTorch package's tests) for Debian's
-# python3, which is the interpreter that has torch: same PEP 668 fallback as Conan below.
-py=/usr/bin/python3
-if ! "$py" -c "import torchdiffeq" 2>/dev/null; then
-  "$py" -m pip install -q --no-deps "torchdiffeq>=0.2.3,<0.3" 2>/dev/null \
-    || "$py" -m pip install -q --no-deps --break-system-packages "torchdiffeq>=0.2.3,<0.3" \
-    || echo "posenc: could not install torchdiffeq with pip; the PyTorch package's tests will fail"
+# python3-venv: scripts/torch-venv.sh makes the PyTorch package's test venv (torch and
+# transformers from PyPI, pinned there) with /usr/bin/python3 -m venv; run-tests.sh calls it.
+# With POSENC_TORCH_DEBIAN=1: libtorch-dev, python3-torch (torch 1.13), python3-pytest,
+# python3-scipy (torchdiffeq imports it), python3-setuptools/-wheel (an offline
+# `pip install --no-build-isolation ./python`), and torchdiffeq from PyPI for Debian's python3.
+if [ "${POSENC_TORCH_DEBIAN:-0}" = 1 ]; then
+  py=/usr/bin/python3
+  if ! "$py" -c "import torchdiffeq" 2>/dev/null; then
+    "$py" -m pip install -q --no-deps "torchdiffeq>=0.2.3,<0.3" 2>/dev/null \
+      || "$py" -m pip install -q --no-deps --break-system-packages "torchdiffeq>=0.2.3,<0.3" \
+      || echo "posenc: could not install torchdiffeq with pip; the Debian-torch route's tests will fail"
+  fi
 fi
 
 # Conan 2 (for the packaging.conan test) from PyPI. Debian's Python is "externally managed"

@@ -16,27 +16,12 @@ _ACTIVATIONS = {
 }
 
 
+def _compiling():
+    c = getattr(torch, "compiler", None)
+    return bool(c is not None and hasattr(c, "is_compiling") and c.is_compiling())
+
+
 # ---- FLOATER ------------------------------------------------------------------------------------
-
-class _FloaterFn(torch.autograd.Function):
-    """table = FLOATER(w1, b1, w2, b2, p0); backward by posenc (never autograd through the steps)."""
-
-    @staticmethod
-    def forward(ctx, L, cfg, w1, b1, w2, b2, p0):
-        table, state = _P.floater_forward(w1, b1, w2, b2, p0, L, cfg["delta"], cfg["substeps"], cfg["activation"],
-                                          cfg["time1"], cfg["time2"], cfg["scheme"], cfg["threads"])
-        ctx.state = state
-        ctx.cfg = cfg
-        return table
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad):
-        cfg = ctx.cfg
-        dw1, db1, dw2, db2, dp0 = _P.floater_backward(ctx.state, grad.contiguous(), cfg["gradient"] == "adjoint",
-                                                      cfg["adjoint_substeps"])
-        return None, None, dw1, db1, dw2, db2, dp0
-
 
 def _floater_cfg(delta, substeps, activation, time_input, scheme, gradient, adjoint_substeps, threads):
     if gradient not in ("backprop", "adjoint"):
@@ -58,7 +43,12 @@ def floater_table(w1, b1, w2, b2, p0, L: int, delta: float = 0.01, substeps: int
     with the time column last (or without it where time_input is False). Differentiable in every
     tensor; backward by posenc's exact discrete backprop or the continuous adjoint."""
     cfg = _floater_cfg(delta, substeps, activation, time_input, scheme, gradient, adjoint_substeps, threads)
-    return _FloaterFn.apply(int(L), cfg, w1, b1, w2, b2, p0)
+    return _floater_op(int(L), cfg, w1, b1, w2, b2, p0)
+
+
+def _floater_op(L, cfg, w1, b1, w2, b2, p0):
+    return _P.floater_table(w1, b1, w2, b2, p0, L, cfg["delta"], cfg["substeps"], cfg["activation"], cfg["time1"],
+                            cfg["time2"], cfg["scheme"], cfg["threads"], cfg["gradient"], cfg["adjoint_substeps"])
 
 
 class _LinearT(nn.Module):
@@ -136,9 +126,9 @@ class FloaterEncoder(nn.Module):
         ts = self._tensors()
         shape = (L,) + tuple(self.proj_bias.shape)
         needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in ts)
-        if self.training or needs_grad:
+        if self.training or needs_grad or _compiling():
             self._cache = None
-            return _FloaterFn.apply(L, self.cfg, *ts).view(shape)
+            return _floater_op(L, self.cfg, *ts).view(shape)
         params = (self.proj_flow.layers[0].linear.weight, self.proj_flow.layers[0].linear.bias,
                   self.proj_flow.layers[2].linear.weight, self.proj_flow.layers[2].linear.bias, self.proj_bias)
         key = tuple((p.data_ptr(), p._version, p.dtype, tuple(p.shape)) for p in params) + (tuple(sorted(self.cfg.items())),)
@@ -200,38 +190,6 @@ def rope_tables(L: int, rotary_dim: int, base: float = 10000.0, first_position: 
                           _dtype(dtype))
 
 
-def _negated(opts):
-    positions, head_dim, rotary_dim, layout, base, first, step = opts
-    return (None if positions is None else -positions, head_dim, rotary_dim, layout, base, -first, -step)
-
-
-class _RotaryFn(torch.autograd.Function):
-    """y = R(x) x, out of place. R is orthogonal, so dx = R(-x) dy: the same op at negated positions."""
-
-    @staticmethod
-    def forward(ctx, x, opts):
-        ctx.opts = opts
-        y = x.clone(memory_format=torch.contiguous_format)
-        return _P.rope_rotate_(y, *opts)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _RotaryFn.apply(g, _negated(ctx.opts)), None
-
-
-class _RotaryInplaceFn(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, opts):
-        ctx.opts = opts
-        _P.rope_rotate_(x, *opts)
-        ctx.mark_dirty(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, g):
-        return _RotaryFn.apply(g, _negated(ctx.opts)), None
-
-
 def _rope_opts(positions, head_dim, rotary_dim, layout, base, first_position, position_step):
     if positions is not None:
         positions = positions.to(torch.float64).contiguous()
@@ -244,7 +202,7 @@ def apply_rotary(x: torch.Tensor, positions: Optional[torch.Tensor] = None, head
     """RoPE: the rotated copy of x [..., L, heads * head_dim]; row i at position
     first_position + i * position_step (or positions[i]); head_dim 0 = the whole row is one head;
     rotary_dim 0 = head_dim. Differentiable (twice, too)."""
-    return _RotaryFn.apply(x, _rope_opts(positions, head_dim, rotary_dim, layout, base, first_position, position_step))
+    return _P.rope_rotate(x, *_rope_opts(positions, head_dim, rotary_dim, layout, base, first_position, position_step))
 
 
 def apply_rotary_(x: torch.Tensor, positions: Optional[torch.Tensor] = None, head_dim: int = 0, rotary_dim: int = 0,
@@ -253,30 +211,99 @@ def apply_rotary_(x: torch.Tensor, positions: Optional[torch.Tensor] = None, hea
     """RoPE applied to x in place (x must be contiguous); recorded by autograd when x needs grad."""
     opts = _rope_opts(positions, head_dim, rotary_dim, layout, base, first_position, position_step)
     if torch.is_grad_enabled() and x.requires_grad:
-        return _RotaryInplaceFn.apply(x, opts)
-    return _P.rope_rotate_(x, *opts)
+        return x.copy_(_P.rope_rotate(x, *opts))  # recorded by autograd (the rotation saves nothing of x)
+    _P.rope_rotate_(x, *opts)
+    return x
+
+
+# ---- RoPE with any frequencies (posenc.RotaryEmbedding builds them from a config) ------------------
+
+def _xpos_args(xpos):
+    """xpos: None/False (off), True (torchscale's gamma 0.4, scale_base 512, center 0) or a dict
+    with any of gamma, scale_base, center."""
+    if xpos is None or xpos is False:
+        return (False, 0.4, 512.0, 0.0)
+    d = {} if xpos is True else dict(xpos)
+    unknown = set(d) - {"gamma", "scale_base", "center"}
+    if unknown:
+        raise ValueError("posenc: rope: xpos: expected keys gamma, scale_base, center, got %s" % sorted(unknown))
+    return (True, float(d.get("gamma", 0.4)), float(d.get("scale_base", 512.0)), float(d.get("center", 0.0)))
+
+
+def _rope_args(x, position_ids, cu_seqlens, offsets, qk_layout):
+    if qk_layout not in ("bhsd", "bshd"):
+        raise ValueError("posenc: rope: qk_layout: expected 'bhsd' ([batch, heads, seq, head_dim]) or 'bshd' "
+                         "([batch, seq, heads, head_dim]), got %r" % (qk_layout,))
+    v = x.transpose(1, 2) if x.dim() == 4 and qk_layout == "bshd" else x
+    if position_ids is not None:
+        if v.dim() == 4 and position_ids.dim() == 1:
+            position_ids = position_ids.expand(v.shape[0], position_ids.shape[0])
+        position_ids = position_ids.contiguous()
+    if cu_seqlens is not None:
+        cu_seqlens = cu_seqlens.contiguous()
+    if offsets is not None:
+        offsets = offsets.contiguous()
+    return v, position_ids, cu_seqlens, offsets
+
+
+def rope(x: torch.Tensor, inv_freq: torch.Tensor, attention_factor: float = 1.0,
+         position_ids: Optional[torch.Tensor] = None, cu_seqlens: Optional[torch.Tensor] = None,
+         offsets: Optional[torch.Tensor] = None, layout: str = "half", key: bool = False, qk_layout: str = "bhsd",
+         xpos=None) -> torch.Tensor:
+    """The rotated copy of q or k (key=True: the key side of xPos). x: [B, H, S, D] ("bhsd"), [B, S, H, D]
+    ("bshd") or ragged [T, H, D]; positions offsets[b] + s, or per token position_ids ([B, S] / [S]
+    dense, [T] ragged); ragged sequences by cu_seqlens [B + 1]. inv_freq: float64 [rotary_dim / 2] (the
+    first rotary_dim channels of each head turn); cos/sin scaled by attention_factor. Differentiable
+    (any order: the backward is the transposed rotation, the same op)."""
+    v, p, c, o = _rope_args(x, position_ids, cu_seqlens, offsets, qk_layout)
+    y = _P.rope(v, inv_freq, float(attention_factor), p, c, o, layout, bool(key), False, *_xpos_args(xpos))
+    return y.transpose(1, 2) if x.dim() == 4 and qk_layout == "bshd" else y
+
+
+def rope_(x: torch.Tensor, inv_freq: torch.Tensor, attention_factor: float = 1.0,
+          position_ids: Optional[torch.Tensor] = None, cu_seqlens: Optional[torch.Tensor] = None,
+          offsets: Optional[torch.Tensor] = None, layout: str = "half", key: bool = False, qk_layout: str = "bhsd",
+          xpos=None) -> torch.Tensor:
+    """rope() in place on x's own memory (any strides with head_dim contiguous); returns x. Recorded
+    by autograd when x needs a gradient."""
+    if torch.is_grad_enabled() and x.requires_grad:
+        return x.copy_(rope(x, inv_freq, attention_factor, position_ids, cu_seqlens, offsets, layout, key, qk_layout,
+                            xpos))
+    v, p, c, o = _rope_args(x, position_ids, cu_seqlens, offsets, qk_layout)
+    _P.rope_(v, inv_freq, float(attention_factor), p, c, o, layout, bool(key), False, *_xpos_args(xpos))
+    return x
+
+
+# ---- ALiBi -------------------------------------------------------------------------------------------
+
+def alibi_slopes(heads: int) -> torch.Tensor:
+    """The authors' slopes m_h (float64 [heads]): 2^(-8 (h+1) / n) for n a power of two, else the
+    interleaving of get_slopes."""
+    return _P.alibi_slopes(int(heads))
+
+
+def alibi_bias(slopes: torch.Tensor, q_len: int, k_len: int, q_offset: int = 0, form: str = "relative",
+               causal_mask: bool = False, dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """The bias [heads, q_len, k_len]: query row i at position q_offset + i, key column j at j; form
+    'relative' (-m (i - j)), 'key_position' (m j: BLOOM, fairseq) or 'symmetric' (-m |i - j|);
+    causal_mask writes -inf where j > i."""
+    return _P.alibi_bias(slopes, int(q_len), int(k_len), int(q_offset), form, bool(causal_mask), _dtype(dtype))
+
+
+def alibi_add(scores: torch.Tensor, slopes: torch.Tensor, q_offsets: Optional[torch.Tensor] = None,
+              form: str = "relative", causal_mask: bool = False, inplace: bool = False) -> torch.Tensor:
+    """scores [B, H, q_len, k_len] plus the ALiBi bias (query row r of sequence b at q_offsets[b] + r;
+    None: k_len - q_len, the queries are the last keys). Differentiable in scores (out of place)."""
+    if q_offsets is not None:
+        q_offsets = q_offsets.contiguous()
+    if inplace and not (torch.is_grad_enabled() and scores.requires_grad):
+        _P.alibi_add_(scores, slopes, q_offsets, form, bool(causal_mask))
+        return scores
+    y = _P.alibi_add(scores, slopes, q_offsets, form, bool(causal_mask))
+    return scores.copy_(y) if inplace else y
 
 
 # ---- TUPE ------------------------------------------------------------------------------------------
-
-class _TupeFn(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, n, cfg, pos, ln_w, ln_b, q_w, q_b, k_w, k_b, rel):
-        ctx.cfg = cfg
-        ctx.save_for_backward(pos, ln_w, ln_b, q_w, q_b, k_w, k_b, rel)
-        ctx.has = (q_b is not None, k_b is not None, rel is not None)
-        return _P.tupe_bias(pos, ln_w, ln_b, q_w, q_b, k_w, k_b, rel, n, *cfg)
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, g):
-        pos, ln_w, ln_b, q_w, q_b, k_w, k_b, rel = ctx.saved_tensors
-        q_b = q_b if ctx.has[0] else None
-        k_b = k_b if ctx.has[1] else None
-        rel = rel if ctx.has[2] else None
-        grads = _P.tupe_bias_backward(g.contiguous(), pos, ln_w, ln_b, q_w, q_b, k_w, k_b, rel, *ctx.cfg)
-        return (None, None) + tuple(grads)
-
 
 def tupe_bias(pos, ln_weight, ln_bias, q_weight, q_bias, k_weight, k_bias, relative_attention_bias, n: int, heads: int,
               cls: str = "reference", scale: str = "reference", num_buckets: int = 32, max_distance: int = 128,
@@ -286,8 +313,8 @@ def tupe_bias(pos, ln_weight, ln_bias, q_weight, q_bias, k_weight, k_bias, relat
     ('reference') or 1/sqrt(2 d) ('paper'), T5 relative buckets when relative_attention_bias
     [num_buckets + 1, heads] is given (TUPE-R), and the [CLS] reset ('reference') or none ('off').
     q_bias / k_bias / relative_attention_bias may be None. Differentiable in every tensor."""
-    cfg = (int(heads), cls, scale, int(num_buckets), int(max_distance), float(ln_eps))
-    return _TupeFn.apply(int(n), cfg, pos, ln_weight, ln_bias, q_weight, q_bias, k_weight, k_bias, relative_attention_bias)
+    return _P.tupe_bias(pos, ln_weight, ln_bias, q_weight, q_bias, k_weight, k_bias, relative_attention_bias, int(n),
+                        int(heads), cls, scale, int(num_buckets), int(max_distance), float(ln_eps))
 
 
 class TUPEPositionalBias(nn.Module):
@@ -340,72 +367,13 @@ def relative_position_bucket(n: int, num_buckets: int = 32, max_distance: int = 
     return _P.relative_position_bucket(int(n), int(num_buckets), int(max_distance), bool(bidirectional))
 
 
-class _T5Fn(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, table, n, spec):
-        ctx.rows, ctx.spec, ctx.n = table.shape[0], spec, n
-        return _P.t5_bias(table, n, *spec)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _T5BackFn.apply(g.contiguous(), ctx.rows, ctx.spec), None, None
-
-
-class _T5BackFn(torch.autograd.Function):
-    """The adjoint of _T5Fn (a sum over each bucket); its own adjoint is _T5Fn."""
-
-    @staticmethod
-    def forward(ctx, g, rows, spec):
-        ctx.n, ctx.spec = g.shape[1], spec
-        return _P.t5_bias_backward(g, rows, *spec)
-
-    @staticmethod
-    def backward(ctx, gg):
-        return _T5Fn.apply(gg.contiguous(), ctx.n, ctx.spec), None, None
-
-
 def t5_bias(table: torch.Tensor, n: int, num_buckets: int = 32, max_distance: int = 128,
             bidirectional: bool = True) -> torch.Tensor:
     """bias[h, i, j] = table[bucket(j - i), h] for table [rows >= num_buckets, heads]; differentiable."""
-    return _T5Fn.apply(table, int(n), (int(num_buckets), int(max_distance), bool(bidirectional)))
+    return _P.t5_bias(table, int(n), int(num_buckets), int(max_distance), bool(bidirectional))
 
 
 # ---- Toeplitz ----------------------------------------------------------------------------------------
-
-class _ToeplitzFn(torch.autograd.Function):
-    """Y = B X, B_ij = b_{j-i}: dX = B^T dY (a Toeplitz product with b reversed), db = correlation."""
-
-    @staticmethod
-    def forward(ctx, b, x, m):
-        ctx.save_for_backward(b, x)
-        ctx.m = m
-        return _P.toeplitz_matmul(b, x, m)
-
-    @staticmethod
-    def backward(ctx, g):
-        b, x = ctx.saved_tensors
-        g = g.contiguous()
-        db = _CorrelateFn.apply(g, x) if ctx.needs_input_grad[0] else None
-        dx = _ToeplitzFn.apply(b.flip(0).contiguous(), g, x.shape[0]) if ctx.needs_input_grad[1] else None
-        return db, dx, None
-
-
-class _CorrelateFn(torch.autograd.Function):
-    """c_d = sum_{i,c} g[i, c] x[i + d, c], d = -(m-1) .. n-1 (the b-gradient of _ToeplitzFn)."""
-
-    @staticmethod
-    def forward(ctx, g, x):
-        ctx.save_for_backward(g, x)
-        return _P.toeplitz_correlate(g, x)
-
-    @staticmethod
-    def backward(ctx, gc):
-        g, x = ctx.saved_tensors
-        gc = gc.contiguous()
-        dg = _ToeplitzFn.apply(gc, x, g.shape[0]) if ctx.needs_input_grad[0] else None
-        dx = _ToeplitzFn.apply(gc.flip(0).contiguous(), g, x.shape[0]) if ctx.needs_input_grad[1] else None
-        return dg, dx
-
 
 def toeplitz_matmul(b: torch.Tensor, x: torch.Tensor, m: Optional[int] = None) -> torch.Tensor:
     """B X for the m x n Toeplitz matrix B_ij = b_{j-i}, b = [b_{-(m-1)}, ..., b_{n-1}] (length
@@ -414,5 +382,5 @@ def toeplitz_matmul(b: torch.Tensor, x: torch.Tensor, m: Optional[int] = None) -
     vec = x.dim() == 1
     xx = x.unsqueeze(1) if vec else x
     m = xx.shape[0] if m is None else int(m)
-    y = _ToeplitzFn.apply(b, xx, m)
+    y = _P.toeplitz_matmul(b, xx, m)
     return y.squeeze(1) if vec else y

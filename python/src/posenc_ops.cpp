@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: MIT
 // posenc's encodings as PyTorch operators: one translation unit registered with TORCH_LIBRARY
-// (namespace `posenc`), so the ops are reachable as torch.ops.posenc.* from Python and
-// TorchScript. The Python package (python/posenc) wraps them in autograd.Functions and modules.
+// (namespace `posenc`): the schemas once, CPU kernels (CompositeExplicitAutograd for the tables,
+// which have no tensor input), and Autograd kernels (torch::autograd::Function, whose backward is
+// again a dispatcher op), so Python, TorchScript and C++ callers get gradients and AOTAutograd
+// traces them. The fake kernels for torch.compile are Python (posenc/_fake.py). The Python package
+// (python/posenc) wraps the ops in functions and modules.
 //
 // Conventions of every op:
-//   * tensors must be CPU, strided, contiguous, float32 or float64 (index tensors: as stated);
-//     anything else raises ValueError (shape, device, layout, contiguity) or TypeError (dtype)
-//     with a message "posenc: <op>: <argument>: expected ..., got ...";
+//   * tensors must be CPU and strided; float32 or float64 (the rope and alibi ops also take
+//     bfloat16 and float16, computing in float32 or better); contiguous where stated (the
+//     out-of-place rope/alibi ops take any strides; the in-place ones need head_dim / key columns
+//     contiguous); anything else raises ValueError (shape, device, layout, contiguity) or
+//     TypeError (dtype) with a message "posenc: <op>: <argument>: expected ..., got ...";
 //   * posenc's own exceptions are translated: posenc::invalid_argument and its subclasses
-//     (shape_error, grid_error, non_finite_error) -> ValueError, any other posenc::error ->
-//     RuntimeError, the message unchanged.
+//     (shape_error, grid_error, non_finite_error) and rotary::config_error -> ValueError, any other
+//     posenc::error -> RuntimeError, the message unchanged.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/autograd.h>
 #include <torch/custom_class.h>
 #include <torch/library.h>
 
@@ -33,6 +40,7 @@
 #endif
 #include <posenc/toeplitz.hpp>
 #include <posenc/tupe.hpp>
+#include <posenc/alibi.hpp>  // after floater.hpp: see posenc/core/state_traits.hpp
 
 namespace {
 
@@ -102,6 +110,8 @@ auto guarded(F&& f) -> decltype(f()) {
     return f();
   } catch (const posenc::invalid_argument& e) {
     TORCH_CHECK_VALUE(false, e.what());
+  } catch (const posenc::rotary::config_error& e) {
+    TORCH_CHECK_VALUE(false, e.what());
   } catch (const posenc::error& e) {
     TORCH_CHECK(false, e.what());
   }
@@ -138,12 +148,12 @@ Tensor from_matrix(const Eigen::MatrixBase<Derived>& m, std::vector<int64_t> sha
 
 enum class scheme_id { rk4, euler, midpoint, rk4_classic };
 
-scheme_id parse_scheme(const std::string& s) {
+scheme_id parse_scheme(const std::string& s, const char* op) {
   if (s == "rk4" || s == "rk4_38") return scheme_id::rk4;
   if (s == "euler") return scheme_id::euler;
   if (s == "midpoint") return scheme_id::midpoint;
   if (s == "rk4_classic") return scheme_id::rk4_classic;
-  TORCH_CHECK_VALUE(false, "posenc: floater_forward: scheme: expected 'rk4' (Kutta's 3/8 rule, torchdiffeq's rk4), ",
+  TORCH_CHECK_VALUE(false, "posenc: ", op, ": scheme: expected 'rk4' (Kutta's 3/8 rule, torchdiffeq's rk4), ",
                     "'rk4_classic', 'euler' or 'midpoint', got '", s, "'");
 }
 
@@ -246,11 +256,11 @@ std::unique_ptr<floater_state_base> make_floater_scheme(scheme_id s, const Tenso
   TORCH_CHECK(false, "posenc: floater_forward: unknown scheme");
 }
 
-/// Build the encoder and compute the L-row table: returns (table [L, N, d], state).
-std::tuple<Tensor, c10::intrusive_ptr<FloaterState>> floater_forward(
-    const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2, const Tensor& p0, int64_t L, double delta,
-    int64_t substeps, const std::string& activation, bool time1, bool time2, const std::string& scheme, int64_t threads) {
-  constexpr const char* op = "floater_forward";
+/// Validate the FLOATER arguments of `op` and build the encoder (no table computed yet).
+c10::intrusive_ptr<FloaterState> floater_build(const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
+                                               const Tensor& p0, double delta, int64_t substeps,
+                                               const std::string& activation, bool time1, bool time2,
+                                               const std::string& scheme, int64_t threads, const char* op) {
   check_real(p0, op, "p0");
   check_real(w1, op, "w1", &p0, "p0");
   check_real(b1, op, "b1", &p0, "p0");
@@ -267,18 +277,70 @@ std::tuple<Tensor, c10::intrusive_ptr<FloaterState>> floater_forward(
   check_shape(b1, {H}, op, "b1", "layer 1 bias [hidden]");
   check_shape(w2, {D, H + (time2 ? 1 : 0)}, op, "w2", time2 ? "layer 2 weight [d, hidden + 1], time column last" : "layer 2 weight [d, hidden], no time input");
   check_shape(b2, {D}, op, "b2", "layer 2 bias [d]");
-  TORCH_CHECK_VALUE(L >= 1, "posenc: ", op, ": L: expected a number of positions >= 1, got ", L);
   TORCH_CHECK_VALUE(substeps >= 1, "posenc: ", op, ": substeps: expected >= 1 steps per interval, got ", substeps);
   TORCH_CHECK_VALUE(std::isfinite(delta) && delta > 0, "posenc: ", op, ": delta: expected a finite delta > 0, got ", delta);
-  const scheme_id sid = parse_scheme(scheme);
+  const scheme_id sid = parse_scheme(scheme, op);
   return guarded([&] {
     const auto act = posenc::floater::activation_from_string(activation);
     auto st = c10::make_intrusive<FloaterState>();
     st->impl = p0.scalar_type() == at::kFloat
                    ? make_floater_scheme<float>(sid, w1, b1, w2, b2, p0, act, time1, time2, delta, substeps, threads)
                    : make_floater_scheme<double>(sid, w1, b1, w2, b2, p0, act, time1, time2, delta, substeps, threads);
-    Tensor out = st->impl->table(L);
-    return std::make_tuple(out, st);
+    return st;
+  });
+}
+
+void check_positions_count(int64_t L, const char* op) {
+  TORCH_CHECK_VALUE(L >= 1, "posenc: ", op, ": L: expected a number of positions >= 1, got ", L);
+}
+
+/// Build the encoder and compute the L-row table: returns (table [L, N, d], state).
+std::tuple<Tensor, c10::intrusive_ptr<FloaterState>> floater_forward(
+    const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2, const Tensor& p0, int64_t L, double delta,
+    int64_t substeps, const std::string& activation, bool time1, bool time2, const std::string& scheme, int64_t threads) {
+  constexpr const char* op = "floater_forward";
+  check_positions_count(L, op);
+  auto st = floater_build(w1, b1, w2, b2, p0, delta, substeps, activation, time1, time2, scheme, threads, op);
+  Tensor out = guarded([&] { return st->impl->table(L); });
+  return std::make_tuple(out, st);
+}
+
+bool parse_gradient(const std::string& g, const char* op) {
+  TORCH_CHECK_VALUE(g == "backprop" || g == "adjoint", "posenc: ", op,
+                    ": gradient: expected 'backprop' (exact discrete gradient) or 'adjoint' (continuous adjoint), got '", g,
+                    "'");
+  return g == "adjoint";
+}
+
+/// The FLOATER table [L, N, d] as a pure function of its tensors (the differentiable op).
+Tensor floater_table(const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2, const Tensor& p0, int64_t L,
+                     double delta, int64_t substeps, const std::string& activation, bool time1, bool time2,
+                     const std::string& scheme, int64_t threads, const std::string& gradient, int64_t adjoint_substeps) {
+  constexpr const char* op = "floater_table";
+  check_positions_count(L, op);
+  parse_gradient(gradient, op);
+  TORCH_CHECK_VALUE(adjoint_substeps >= 0, "posenc: ", op, ": adjoint_substeps: expected >= 0 (0: the forward substeps), got ",
+                    adjoint_substeps);
+  auto st = floater_build(w1, b1, w2, b2, p0, delta, substeps, activation, time1, time2, scheme, threads, op);
+  return guarded([&] { return st->impl->table(L); });
+}
+
+/// dL/d(w1, b1, w2, b2, p0) of floater_table for grad = dL/dtable [L, N, d]: rebuilds the encoder
+/// and integrates the forward again (the traced route; eager autograd keeps the forward's encoder).
+std::vector<Tensor> floater_table_backward(const Tensor& grad, const Tensor& w1, const Tensor& b1, const Tensor& w2,
+                                           const Tensor& b2, const Tensor& p0, double delta, int64_t substeps,
+                                           const std::string& activation, bool time1, bool time2,
+                                           const std::string& scheme, int64_t threads, const std::string& gradient,
+                                           int64_t adjoint_substeps) {
+  constexpr const char* op = "floater_table_backward";
+  const bool adjoint = parse_gradient(gradient, op);
+  auto st = floater_build(w1, b1, w2, b2, p0, delta, substeps, activation, time1, time2, scheme, threads, op);
+  check_real(grad, op, "grad", &p0, "p0");
+  TORCH_CHECK_VALUE(grad.dim() == 3 && grad.size(0) >= 1, "posenc: ", op, ": grad: expected shape [L, N, d] with L >= 1, got ",
+                    shape_str(grad.sizes()));
+  return guarded([&] {
+    st->impl->table(grad.size(0));
+    return st->impl->backward(grad, adjoint, adjoint_substeps);
   });
 }
 
@@ -370,7 +432,7 @@ posenc::rotary::options rope_options(int64_t head_dim, int64_t rotary_dim, const
 }
 
 /// Rotate x [..., L, C] in place, row i of every leading index at position i (or positions[i]).
-Tensor rope_rotate_(Tensor x, const c10::optional<Tensor>& positions, int64_t head_dim, int64_t rotary_dim,
+void rope_rotate_(Tensor x, const c10::optional<Tensor>& positions, int64_t head_dim, int64_t rotary_dim,
                     const std::string& layout, double base, double first_position, double position_step) {
   constexpr const char* op = "rope_rotate_";
   check_real(x, op, "x");
@@ -393,7 +455,16 @@ Tensor rope_rotate_(Tensor x, const c10::optional<Tensor>& positions, int64_t he
     else run(x.data_ptr<double>());
     return 0;
   });
-  return x;
+}
+
+/// The rotated copy of x (see rope_rotate_).
+Tensor rope_rotate(const Tensor& x, const c10::optional<Tensor>& positions, int64_t head_dim, int64_t rotary_dim,
+                   const std::string& layout, double base, double first_position, double position_step) {
+  TORCH_CHECK_VALUE(x.defined() && x.device().is_cpu() && x.layout() == at::kStrided, "posenc: rope_rotate: x: expected a ",
+                    "dense CPU tensor");
+  Tensor y = x.clone(at::MemoryFormat::Contiguous);  // any strides in: the copy is contiguous
+  rope_rotate_(y, positions, head_dim, rotary_dim, layout, base, first_position, position_step);
+  return y;
 }
 
 /// (cos, sin), each [L, rotary_dim / 2]: column k = cos/sin(x_i * base^(-2k / rotary_dim)).
@@ -493,7 +564,7 @@ Tensor tupe_bias(const Tensor& pos, const Tensor& ln_w, const Tensor& ln_b, cons
 }
 
 /// Gradients (pos, ln_weight, ln_bias, q_weight, q_bias, k_weight, k_bias, relative_attention_bias)
-/// of L given grad = dL/dbias [H, n, n]; absent parameters get undefined (None) gradients.
+/// of L given grad = dL/dbias [H, n, n]; absent parameters get empty [0] tensors (None in autograd).
 std::vector<Tensor> tupe_bias_backward(const Tensor& grad, const Tensor& pos, const Tensor& ln_w, const Tensor& ln_b,
                                        const Tensor& q_w, const c10::optional<Tensor>& q_b, const Tensor& k_w,
                                        const c10::optional<Tensor>& k_b, const c10::optional<Tensor>& rel, int64_t heads,
@@ -519,10 +590,10 @@ std::vector<Tensor> tupe_bias_backward(const Tensor& grad, const Tensor& pos, co
                               from_matrix<T>(g.pos_ln_weight, {cfg.d}, dt),
                               from_matrix<T>(g.pos_ln_bias, {cfg.d}, dt),
                               from_matrix<T>(g.pos_q_weight, {cfg.d, cfg.d}, dt),
-                              q_b ? from_matrix<T>(g.pos_q_bias, {cfg.d}, dt) : Tensor(),
+                              q_b ? from_matrix<T>(g.pos_q_bias, {cfg.d}, dt) : at::empty({0}, pos.options()),
                               from_matrix<T>(g.pos_k_weight, {cfg.d, cfg.d}, dt),
-                              k_b ? from_matrix<T>(g.pos_k_bias, {cfg.d}, dt) : Tensor(),
-                              rel ? from_matrix<T>(g.relative_attention_bias, {rel->size(0), rel->size(1)}, dt) : Tensor()};
+                              k_b ? from_matrix<T>(g.pos_k_bias, {cfg.d}, dt) : at::empty({0}, pos.options()),
+                              rel ? from_matrix<T>(g.relative_attention_bias, {rel->size(0), rel->size(1)}, dt) : at::empty({0}, pos.options())};
       return out;
     };
     return pos.scalar_type() == at::kFloat ? run(float{}) : run(double{});
@@ -674,10 +745,714 @@ int64_t floater_state_cached(const c10::intrusive_ptr<FloaterState>& st) {
   return st->cached();
 }
 
+// ---- rotary from a model config ----------------------------------------------------------------
+// Every call into posenc::rotary's config and apply API of the new ops sits in this section:
+// rotary_load (config.json text -> inv_freq, attention factor, head_dim, rotary_dim) and
+// rotary_apply (one strided [B, H, S, D] or [T, H, D] tensor, rotated in place).
+
+posenc::rotary::longrope_rule parse_longrope(const std::string& s, const char* op) {
+  if (s == "init_function") return posenc::rotary::longrope_rule::init_function;
+  if (s == "phi3_module") return posenc::rotary::longrope_rule::phi3_module;
+  TORCH_CHECK_VALUE(false, "posenc: ", op, ": longrope_rule: expected 'init_function' or 'phi3_module', got '", s, "'");
+}
+
+posenc::rotary::semantics parse_semantics(const std::string& s, const char* op) {
+  if (s == "transformers_5") return posenc::rotary::semantics::transformers_5;
+  if (s == "transformers_4_46") return posenc::rotary::semantics::transformers_4_46;
+  TORCH_CHECK_VALUE(false, "posenc: ", op, ": semantics: expected 'transformers_5' or 'transformers_4_46', got '", s, "'");
+}
+
+struct rotary_loaded {
+  std::vector<double> inv_freq;
+  double attention_factor;
+  int64_t head_dim, rotary_dim;
+  bool depends_on_seq_len;
+};
+
+/// The frequencies of one layer type's plan (layer_type None: the config's single plan, or its
+/// full_attention plan) for a sequence of seq_len tokens (0: not given).
+rotary_loaded rotary_load(const std::string& json, int64_t seq_len, const c10::optional<std::string>& layer_type,
+                          posenc::rotary::semantics sem, posenc::rotary::longrope_rule rule) {
+  return guarded([&] {
+    posenc::rotary::load_options o;
+    o.semantics = sem;
+    o.longrope = rule;
+    const auto mc = posenc::rotary::load_config(json, o);
+    const auto& plan = layer_type ? mc.plan_for(*layer_type) : mc.main_plan();
+    const auto f = plan.frequencies(static_cast<std::size_t>(seq_len));
+    rotary_loaded r;
+    for (auto w : f.inv_freq) r.inv_freq.push_back(static_cast<double>(w));
+    r.attention_factor = f.attention_factor;
+    r.head_dim = static_cast<int64_t>(plan.context().head_dim);
+    r.rotary_dim = static_cast<int64_t>(plan.rotary_dim());
+    r.depends_on_seq_len = plan.depends_on_seq_len();
+    return r;
+  });
+}
+
+/// The layer types of a config's plans, in file order (["default"] when not per layer type).
+std::vector<std::string> rotary_layer_types(const std::string& json, posenc::rotary::semantics sem) {
+  return guarded([&] {
+    posenc::rotary::load_options o;
+    o.semantics = sem;
+    const auto mc = posenc::rotary::load_config(json, o);
+    std::vector<std::string> out;
+    for (const auto& l : mc.layers) out.push_back(l.layer_type);
+    return out;
+  });
+}
+
+/// Exact cos/sin (HF's duplicated layout [c | c], [s | s]) of arbitrary positions, rounded once to T.
+template <class T>
+void rotary_cos_sin(const std::vector<double>& inv_freq, double attention_factor, std::span<const double> positions,
+                    T* cos, T* sin) {
+  posenc::rotary::frequencies f;
+  f.inv_freq.assign(inv_freq.begin(), inv_freq.end());
+  f.attention_factor = attention_factor;
+  const auto t = posenc::rotary::table<T>(f, positions, posenc::rotary::table_layout::duplicated);
+  std::memcpy(cos, t.cos.data(), sizeof(T) * static_cast<std::size_t>(t.cos.size()));
+  std::memcpy(sin, t.sin.data(), sizeof(T) * static_cast<std::size_t>(t.sin.size()));
+}
+
+struct rotary_call {
+  posenc::rotary::frequencies freqs;
+  posenc::rotary::apply_options opt;
+  bool key = false;  // rotate as k (xPos: the inverse scale)
+};
+
+/// Rotate x in place. Dense: x [B, H, S, D] (any strides, D contiguous), positions offsets[b] + s,
+/// or position_ids [B, S] (per token). Ragged: x [T, H, D] with cu_seqlens [B + 1] (positions
+/// offsets[b] + t - cu_seqlens[b]) or position_ids [T].
+template <class T>
+void rotary_apply(T* data, const Tensor& x, const rotary_call& c, const std::vector<int64_t>& cu,
+                  const std::vector<int64_t>& offsets, const std::vector<int64_t>& pos_ids) {
+  namespace rt = posenc::rotary;
+  const auto sz = [&](int i) { return static_cast<std::size_t>(x.size(i)); };
+  if (x.dim() == 4) {
+    rt::dense_view<T> v{data, {sz(0), sz(1), sz(2), sz(3)}, {x.stride(0), x.stride(1), x.stride(2), x.stride(3)}};
+    rt::dense_view<T> none{data, {sz(0), 0, sz(2), sz(3)}, {x.stride(0), x.stride(1), x.stride(2), x.stride(3)}};
+    if (pos_ids.empty()) {
+      if (c.key) rt::apply_inplace<T>(none, v, c.freqs, offsets, c.opt);
+      else rt::apply_inplace<T>(v, rt::dense_view<T>{}, c.freqs, offsets, c.opt);
+      return;
+    }
+    // per-token positions: sequence b as S one-token sequences [S, H, D] at offsets position_ids[b]
+    const int64_t S = x.size(2);
+    std::vector<int64_t> unit(static_cast<std::size_t>(S) + 1);
+    for (int64_t s = 0; s <= S; ++s) unit[static_cast<std::size_t>(s)] = s;
+    for (int64_t b = 0; b < x.size(0); ++b) {
+      T* base = data + b * x.stride(0);
+      rt::ragged_view<T> r{base, {sz(2), sz(1), sz(3)}, {x.stride(2), x.stride(1), x.stride(3)}};
+      rt::ragged_view<T> r0{base, {sz(2), 0, sz(3)}, {x.stride(2), x.stride(1), x.stride(3)}};
+      std::span<const int64_t> off(pos_ids.data() + b * S, static_cast<std::size_t>(S));
+      if (c.key) rt::apply_ragged_inplace<T, int64_t>(r0, r, unit, off, c.freqs, c.opt);
+      else rt::apply_ragged_inplace<T, int64_t>(r, rt::ragged_view<T>{}, unit, off, c.freqs, c.opt);
+    }
+    return;
+  }
+  rt::ragged_view<T> v{data, {sz(0), sz(1), sz(2)}, {x.stride(0), x.stride(1), x.stride(2)}};
+  rt::ragged_view<T> none{data, {sz(0), 0, sz(2)}, {x.stride(0), x.stride(1), x.stride(2)}};
+  std::vector<int64_t> unit;
+  const std::vector<int64_t>* cs = &cu;
+  const std::vector<int64_t>* os = &offsets;
+  if (!pos_ids.empty() || cu.empty()) {  // per token (position_ids), or one sequence from 0
+    unit.resize(static_cast<std::size_t>(x.size(0)) + 1);
+    for (std::size_t t = 0; t < unit.size(); ++t) unit[t] = static_cast<int64_t>(t);
+    if (pos_ids.empty()) unit = {0, x.size(0)};
+    cs = &unit;
+    os = &pos_ids;
+  }
+  if (c.key) rt::apply_ragged_inplace<T, int64_t>(none, v, *cs, *os, c.freqs, c.opt);
+  else rt::apply_ragged_inplace<T, int64_t>(v, rt::ragged_view<T>{}, *cs, *os, c.freqs, c.opt);
+}
+
+// ---- rotary ops ----------------------------------------------------------------------------------
+
+std::tuple<Tensor, double, int64_t, int64_t, bool> rope_frequencies(const std::string& config_json, int64_t seq_len,
+                                                                    const c10::optional<std::string>& layer_type,
+                                                                    const std::string& semantics,
+                                                                    const std::string& longrope_rule) {
+  constexpr const char* op = "rope_frequencies";
+  TORCH_CHECK_VALUE(seq_len >= 0, "posenc: ", op, ": seq_len: expected >= 0 (0: not given), got ", seq_len);
+  const auto r = rotary_load(config_json, seq_len, layer_type, parse_semantics(semantics, op),
+                             parse_longrope(longrope_rule, op));
+  Tensor inv = at::empty({static_cast<int64_t>(r.inv_freq.size())}, at::TensorOptions().dtype(at::kDouble));
+  std::memcpy(inv.data_ptr<double>(), r.inv_freq.data(), sizeof(double) * r.inv_freq.size());
+  return std::make_tuple(inv, r.attention_factor, r.head_dim, r.rotary_dim, r.depends_on_seq_len);
+}
+
+std::vector<std::string> rope_layer_types(const std::string& config_json, const std::string& semantics) {
+  return rotary_layer_types(config_json, parse_semantics(semantics, "rope_layer_types"));
+}
+
+/// (cos, sin), each [*position_ids.shape, 2 * inv_freq.numel()] in dtype: the exact
+/// cos/sin(position * inv_freq[k]) * attention_factor in HF's duplicated layout.
+std::tuple<Tensor, Tensor> rope_cos_sin(const Tensor& position_ids, const Tensor& inv_freq, double attention_factor,
+                                        at::ScalarType dtype) {
+  constexpr const char* op = "rope_cos_sin";
+  check_storage(inv_freq, op, "inv_freq");
+  TORCH_CHECK_TYPE(inv_freq.scalar_type() == at::kDouble, "posenc: ", op, ": inv_freq: expected dtype float64, got ",
+                   dtype_name(inv_freq.scalar_type()));
+  check_dim(inv_freq, 1, op, "inv_freq", "[rotary_dim / 2]");
+  TORCH_CHECK_VALUE(position_ids.device().is_cpu(), "posenc: ", op, ": position_ids: expected a CPU tensor, got device '",
+                    position_ids.device().str(), "'");
+  TORCH_CHECK_TYPE(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf || dtype == at::kBFloat16, "posenc: ",
+                   op, ": dtype: expected bfloat16, float16, float32 or float64, got ", dtype_name(dtype));
+  Tensor p = position_ids.to(at::kDouble).contiguous();
+  auto shape = position_ids.sizes().vec();
+  shape.push_back(2 * inv_freq.numel());
+  Tensor c = at::empty(shape, at::TensorOptions().dtype(dtype)), s = at::empty(shape, at::TensorOptions().dtype(dtype));
+  const std::vector<double> w(inv_freq.data_ptr<double>(), inv_freq.data_ptr<double>() + inv_freq.numel());
+  std::span<const double> pos(p.data_ptr<double>(), static_cast<std::size_t>(p.numel()));
+  guarded([&] {
+    switch (dtype) {
+      case at::kFloat: rotary_cos_sin<float>(w, attention_factor, pos, c.data_ptr<float>(), s.data_ptr<float>()); break;
+      case at::kDouble: rotary_cos_sin<double>(w, attention_factor, pos, c.data_ptr<double>(), s.data_ptr<double>()); break;
+      case at::kHalf:
+        rotary_cos_sin<Eigen::half>(w, attention_factor, pos, reinterpret_cast<Eigen::half*>(c.data_ptr()),
+                                    reinterpret_cast<Eigen::half*>(s.data_ptr()));
+        break;
+      default:
+        rotary_cos_sin<Eigen::bfloat16>(w, attention_factor, pos, reinterpret_cast<Eigen::bfloat16*>(c.data_ptr()),
+                                        reinterpret_cast<Eigen::bfloat16*>(s.data_ptr()));
+    }
+    return 0;
+  });
+  return {c, s};
+}
+
+std::vector<int64_t> index_vector(const c10::optional<Tensor>& t, const char* op, const char* name) {
+  if (!t) return {};
+  check_storage(*t, op, name);
+  TORCH_CHECK_TYPE(t->scalar_type() == at::kLong || t->scalar_type() == at::kInt, "posenc: ", op, ": ", name,
+                   ": expected dtype int64 or int32, got ", dtype_name(t->scalar_type()));
+  Tensor q = t->to(at::kLong).contiguous();
+  return std::vector<int64_t>(q.data_ptr<int64_t>(), q.data_ptr<int64_t>() + q.numel());
+}
+
+bool is_half_type(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
+
+void check_rope_x(const Tensor& x, const char* op) {
+  TORCH_CHECK_VALUE(x.defined(), "posenc: ", op, ": x: expected a tensor, got an undefined tensor");
+  TORCH_CHECK_VALUE(x.device().is_cpu(), "posenc: ", op, ": x: expected a CPU tensor, got device '", x.device().str(),
+                    "' (this build of posenc's ops is CPU-only)");
+  TORCH_CHECK_VALUE(x.layout() == at::kStrided, "posenc: ", op, ": x: expected a dense (strided) tensor, got layout ",
+                    x.layout());
+  const auto t = x.scalar_type();
+  TORCH_CHECK_TYPE(t == at::kFloat || t == at::kDouble || is_half_type(t), "posenc: ", op, ": x: expected dtype ",
+                   "bfloat16, float16, float32 or float64, got ", dtype_name(t));
+  TORCH_CHECK_VALUE(x.dim() == 4 || x.dim() == 3, "posenc: ", op,
+                    ": x: expected [batch, heads, seq, head_dim] or ragged [tokens, heads, head_dim], got shape ",
+                    shape_str(x.sizes()));
+  TORCH_CHECK_VALUE(x.stride(-1) == 1 || x.size(-1) <= 1, "posenc: ", op,
+                    ": x: expected head_dim contiguous (stride 1 in the last dimension), got strides ",
+                    shape_str(x.strides()));
+}
+
+/// Rotate x in place by RoPE with frequencies inv_freq (float64 [rotary_dim / 2]); transpose:
+/// the inverse rotation R^T = J R J (J negates the second element of each pair), the backward.
+void rope_(Tensor x, const Tensor& inv_freq, double attention_factor, const c10::optional<Tensor>& position_ids,
+           const c10::optional<Tensor>& cu_seqlens, const c10::optional<Tensor>& offsets, const std::string& layout,
+           bool key, bool transpose, bool xpos, double xpos_gamma, double xpos_scale_base, double xpos_center) {
+  constexpr const char* op = "rope_";
+  check_rope_x(x, op);
+  check_storage(inv_freq, op, "inv_freq");
+  TORCH_CHECK_TYPE(inv_freq.scalar_type() == at::kDouble, "posenc: ", op, ": inv_freq: expected dtype float64, got ",
+                   dtype_name(inv_freq.scalar_type()));
+  check_dim(inv_freq, 1, op, "inv_freq", "[rotary_dim / 2]");
+  const bool ragged = x.dim() == 3;
+  if (position_ids) {
+    const auto want = ragged ? std::vector<int64_t>{x.size(0)} : std::vector<int64_t>{x.size(0), x.size(2)};
+    TORCH_CHECK_VALUE(position_ids->sizes().vec() == want, "posenc: ", op, ": position_ids: expected shape ",
+                      shape_str(want), ragged ? " (one position per token)" : " ([batch, seq], one position per token)",
+                      ", got ", shape_str(position_ids->sizes()));
+    TORCH_CHECK_VALUE(!cu_seqlens && !offsets, "posenc: ", op,
+                      ": position_ids: expected alone (cu_seqlens and offsets must be None with per-token positions)");
+  }
+  TORCH_CHECK_VALUE(!cu_seqlens || ragged, "posenc: ", op, ": cu_seqlens: expected only with ragged x [tokens, heads, head_dim], got x of shape ",
+                    shape_str(x.sizes()));
+  const auto pos = index_vector(position_ids, op, "position_ids");
+  const auto cu = index_vector(cu_seqlens, op, "cu_seqlens");
+  const auto off = index_vector(offsets, op, "offsets");
+  TORCH_CHECK_VALUE(!ragged || off.empty() || !cu.empty(), "posenc: ", op,
+                    ": offsets: expected cu_seqlens with offsets for ragged x (one offset per sequence)");
+  for (std::size_t t = 0; t < pos.size(); ++t)
+    TORCH_CHECK_VALUE(pos[t] >= 0, "posenc: ", op, ": position_ids: expected positions >= 0, got ", pos[t], " at index ", t);
+  rotary_call c;
+  const double* w = inv_freq.data_ptr<double>();
+  c.freqs.inv_freq.assign(w, w + inv_freq.numel());
+  c.freqs.attention_factor = attention_factor;
+  c.opt.layout = parse_layout(layout, op);
+  c.opt.xpos.enabled = xpos;
+  c.opt.xpos.gamma = xpos_gamma;
+  c.opt.xpos.scale_base = xpos_scale_base;
+  c.opt.xpos.center = xpos_center;
+  c.key = key;
+  const int64_t D = x.size(-1), half = inv_freq.numel();
+  // J: negate the second element of every rotated pair
+  auto flip = [&] {
+    if (!transpose || half == 0 || half * 2 > D) return;
+    if (c.opt.layout == posenc::sinusoidal::layout::half) x.narrow(-1, half, half).neg_();
+    else x.slice(-1, 1, 2 * half, 2).neg_();  // columns 1, 3, ..., 2 half - 1
+  };
+  flip();
+  guarded([&] {
+    switch (x.scalar_type()) {
+      case at::kFloat: rotary_apply<float>(x.data_ptr<float>(), x, c, cu, off, pos); break;
+      case at::kDouble: rotary_apply<double>(x.data_ptr<double>(), x, c, cu, off, pos); break;
+      case at::kHalf: rotary_apply<Eigen::half>(reinterpret_cast<Eigen::half*>(x.data_ptr<at::Half>()), x, c, cu, off, pos); break;
+      default:
+        rotary_apply<Eigen::bfloat16>(reinterpret_cast<Eigen::bfloat16*>(x.data_ptr<at::BFloat16>()), x, c, cu, off, pos);
+    }
+    return 0;
+  });
+  flip();
+}
+
+Tensor rope(const Tensor& x, const Tensor& inv_freq, double attention_factor, const c10::optional<Tensor>& position_ids,
+            const c10::optional<Tensor>& cu_seqlens, const c10::optional<Tensor>& offsets, const std::string& layout,
+            bool key, bool transpose, bool xpos, double xpos_gamma, double xpos_scale_base, double xpos_center) {
+  TORCH_CHECK_VALUE(x.defined() && x.device().is_cpu() && x.layout() == at::kStrided, "posenc: rope: x: expected a ",
+                    "dense CPU tensor");
+  Tensor y = x.clone(at::MemoryFormat::Contiguous);  // any strides in: the copy is contiguous
+  rope_(y, inv_freq, attention_factor, position_ids, cu_seqlens, offsets, layout, key, transpose, xpos, xpos_gamma,
+        xpos_scale_base, xpos_center);
+  return y;
+}
+
+// ---- ALiBi ------------------------------------------------------------------------------------------
+
+posenc::alibi::bias_options alibi_options(const std::string& form, bool causal_mask, const char* op) {
+  posenc::alibi::bias_options o;
+  if (form == "relative") o.form = posenc::alibi::bias_form::relative;
+  else if (form == "key_position") o.form = posenc::alibi::bias_form::key_position;
+  else if (form == "symmetric") o.form = posenc::alibi::bias_form::symmetric;
+  else TORCH_CHECK_VALUE(false, "posenc: ", op, ": form: expected 'relative', 'key_position' or 'symmetric', got '", form, "'");
+  o.causal_mask = causal_mask;
+  return o;
+}
+
+std::vector<double> slopes_of(const Tensor& slopes, const char* op) {
+  check_storage(slopes, op, "slopes");
+  TORCH_CHECK_TYPE(slopes.scalar_type() == at::kDouble || slopes.scalar_type() == at::kFloat, "posenc: ", op,
+                   ": slopes: expected dtype float64 or float32, got ", dtype_name(slopes.scalar_type()));
+  check_dim(slopes, 1, op, "slopes", "[heads]");
+  Tensor q = slopes.to(at::kDouble).contiguous();
+  return std::vector<double>(q.data_ptr<double>(), q.data_ptr<double>() + q.numel());
+}
+
+/// The authors' slopes for `heads` heads, float64 [heads].
+Tensor alibi_slopes(int64_t heads) {
+  TORCH_CHECK_VALUE(heads >= 1, "posenc: alibi_slopes: heads: expected >= 1, got ", heads);
+  const auto m = guarded([&] { return posenc::alibi::slopes(static_cast<std::size_t>(heads)); });
+  Tensor out = at::empty({heads}, at::TensorOptions().dtype(at::kDouble));
+  std::memcpy(out.data_ptr<double>(), m.data(), sizeof(double) * m.size());
+  return out;
+}
+
+template <class F>
+void dispatch_storage(at::ScalarType t, F&& f) {
+  switch (t) {
+    case at::kFloat: f(float{}); break;
+    case at::kDouble: f(double{}); break;
+    case at::kHalf: f(Eigen::half{}); break;
+    default: f(Eigen::bfloat16{});
+  }
+}
+
+template <class T>
+T* storage_ptr(Tensor& t) {
+  return reinterpret_cast<T*>(t.data_ptr());
+}
+
+/// Add the ALiBi bias in place to scores [batch, heads, q_len, k_len]: query row r of sequence b
+/// at position q_offsets[b] + r (None: k_len - q_len), key column j at j.
+void alibi_add_(Tensor scores, const Tensor& slopes, const c10::optional<Tensor>& q_offsets, const std::string& form,
+                bool causal_mask) {
+  constexpr const char* op = "alibi_add_";
+  check_rope_x(scores, op);
+  TORCH_CHECK_VALUE(scores.dim() == 4, "posenc: ", op, ": scores: expected [batch, heads, q_len, k_len], got shape ",
+                    shape_str(scores.sizes()));
+  const auto m = slopes_of(slopes, op);
+  const auto off = index_vector(q_offsets, op, "q_offsets");
+  const auto o = alibi_options(form, causal_mask, op);
+  guarded([&] {
+    dispatch_storage(scores.scalar_type(), [&](auto tag) {
+      using T = decltype(tag);
+      const auto sz = [&](int i) { return static_cast<std::size_t>(scores.size(i)); };
+      posenc::alibi::scores_view<T> v{storage_ptr<T>(scores), {sz(0), sz(1), sz(2), sz(3)},
+                                      {scores.stride(0), scores.stride(1), scores.stride(2), scores.stride(3)}};
+      posenc::alibi::add_bias<T>(v, m, off, o);
+    });
+    return 0;
+  });
+}
+
+Tensor alibi_add(const Tensor& scores, const Tensor& slopes, const c10::optional<Tensor>& q_offsets, const std::string& form,
+                 bool causal_mask) {
+  TORCH_CHECK_VALUE(scores.defined() && scores.device().is_cpu() && scores.layout() == at::kStrided,
+                    "posenc: alibi_add: scores: expected a dense CPU tensor");
+  Tensor y = scores.clone(at::MemoryFormat::Contiguous);
+  alibi_add_(y, slopes, q_offsets, form, causal_mask);
+  return y;
+}
+
+/// The bias [heads, q_len, k_len]: row i at query position q_offset + i.
+Tensor alibi_bias(const Tensor& slopes, int64_t q_len, int64_t k_len, int64_t q_offset, const std::string& form,
+                  bool causal_mask, at::ScalarType dtype) {
+  constexpr const char* op = "alibi_bias";
+  const auto m = slopes_of(slopes, op);
+  TORCH_CHECK_VALUE(q_len >= 0 && k_len >= 0, "posenc: ", op, ": q_len, k_len: expected >= 0, got ", q_len, " and ", k_len);
+  TORCH_CHECK_TYPE(dtype == at::kFloat || dtype == at::kDouble || is_half_type(dtype), "posenc: ", op,
+                   ": dtype: expected bfloat16, float16, float32 or float64, got ", dtype_name(dtype));
+  const auto o = alibi_options(form, causal_mask, op);
+  Tensor out = at::empty({static_cast<int64_t>(m.size()), q_len, k_len}, at::TensorOptions().dtype(dtype));
+  guarded([&] {
+    dispatch_storage(dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const auto b = posenc::alibi::bias_table<T>(m, static_cast<std::size_t>(q_len), static_cast<std::size_t>(k_len), q_offset, o);
+      std::memcpy(out.data_ptr(), b.data(), sizeof(T) * b.size());
+    });
+    return 0;
+  });
+  return out;
+}
+
+std::string build_torch_version() { return POSENC_TORCH_BUILD_VERSION; }
+
+// ---- autograd (the Autograd dispatch key: every caller -- Python, TorchScript, C++ -- gets
+// gradients; each backward is itself a dispatcher op, so AOTAutograd traces it) ----------------
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+template <class Sig>
+c10::TypedOperatorHandle<Sig> op_handle(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").template typed<Sig>();
+}
+
+/// Non-differentiable optional tensors, passed to an autograd::Function as one non-tensor argument
+/// (an undefined tensor cannot be an input of one, and older torch does not take optionals).
+struct optional_tensors {
+  c10::optional<Tensor> a, b, c;
+};
+/// A differentiable optional tensor: absent -> a [0] placeholder (no real argument is empty).
+Tensor or_placeholder(const c10::optional<Tensor>& t, const Tensor& like) { return t ? *t : at::empty({0}, like.options()); }
+c10::optional<Tensor> from_placeholder(const Tensor& t) {
+  return t.dim() == 1 && t.size(0) == 0 ? c10::nullopt : c10::optional<Tensor>(t);
+}
+
+/// A real, eager CPU tensor (not fake, functional, batched or under a Python dispatch mode).
+bool plain_eager(std::initializer_list<const Tensor*> ts) {
+  if (c10::impl::tls_is_dispatch_key_included(c10::DispatchKey::Python)) return false;
+  for (const Tensor* t : ts) {
+    const auto ks = t->key_set();
+    if (!t->device().is_cpu() || ks.has(c10::DispatchKey::Python) || ks.has(c10::DispatchKey::Functionalize) ||
+        ks.has(c10::DispatchKey::FuncTorchBatched) || ks.has(c10::DispatchKey::PythonTLSSnapshot))
+      return false;
+  }
+  return true;
+}
+
+struct FloaterFn : torch::autograd::Function<FloaterFn> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& w1, const Tensor& b1, const Tensor& w2,
+                               const Tensor& b2, const Tensor& p0, int64_t L, double delta, int64_t substeps,
+                               const std::string& activation, bool time1, bool time2, const std::string& scheme,
+                               int64_t threads, const std::string& gradient, int64_t adjoint_substeps) {
+    ctx->saved_data["delta"] = delta;
+    ctx->saved_data["substeps"] = substeps;
+    ctx->saved_data["activation"] = activation;
+    ctx->saved_data["time1"] = time1;
+    ctx->saved_data["time2"] = time2;
+    ctx->saved_data["scheme"] = scheme;
+    ctx->saved_data["threads"] = threads;
+    ctx->saved_data["gradient"] = gradient;
+    ctx->saved_data["adjoint_substeps"] = adjoint_substeps;
+    Tensor out;
+    if (plain_eager({&w1, &b1, &w2, &b2, &p0})) {
+      // eager: keep the encoder (its table and forward stages) for backward instead of integrating again
+      constexpr const char* op = "floater_table";
+      check_positions_count(L, op);
+      parse_gradient(gradient, op);
+      TORCH_CHECK_VALUE(adjoint_substeps >= 0, "posenc: ", op,
+                        ": adjoint_substeps: expected >= 0 (0: the forward substeps), got ", adjoint_substeps);
+      auto st = floater_build(w1, b1, w2, b2, p0, delta, substeps, activation, time1, time2, scheme, threads, op);
+      out = guarded([&] { return st->impl->table(L); });
+      ctx->saved_data["state"] = st;
+    } else {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      out = op_handle<decltype(floater_table)>("posenc::floater_table")
+                .call(w1, b1, w2, b2, p0, L, delta, substeps, activation, time1, time2, scheme, threads, gradient,
+                      adjoint_substeps);
+    }
+    ctx->save_for_backward({w1, b1, w2, b2, p0});
+    return {out};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto s = ctx->get_saved_variables();
+    auto& d = ctx->saved_data;
+    const Tensor g = grads[0].contiguous();
+    std::vector<Tensor> r;
+    if (d.count("state")) {
+      auto st = d["state"].toCustomClass<FloaterState>();
+      r = guarded([&] {
+        return st->impl->backward(g, d["gradient"].toStringRef() == "adjoint", d["adjoint_substeps"].toInt());
+      });
+    } else {
+      r = op_handle<decltype(floater_table_backward)>("posenc::floater_table_backward")
+              .call(g, s[0], s[1], s[2], s[3], s[4], d["delta"].toDouble(), d["substeps"].toInt(),
+                    d["activation"].toStringRef(), d["time1"].toBool(), d["time2"].toBool(), d["scheme"].toStringRef(),
+                    d["threads"].toInt(), d["gradient"].toStringRef(), d["adjoint_substeps"].toInt());
+    }
+    variable_list out{r[0], r[1], r[2], r[3], r[4]};
+    out.resize(15);
+    return out;
+  }
+};
+
+Tensor floater_table_autograd(const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2, const Tensor& p0,
+                              int64_t L, double delta, int64_t substeps, const std::string& activation, bool time1,
+                              bool time2, const std::string& scheme, int64_t threads, const std::string& gradient,
+                              int64_t adjoint_substeps) {
+  return FloaterFn::apply(w1, b1, w2, b2, p0, L, delta, substeps, activation, time1, time2, scheme, threads, gradient,
+                          adjoint_substeps)[0];
+}
+
+struct RopeFn : torch::autograd::Function<RopeFn> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& x, const Tensor& inv_freq, double af,
+                               const optional_tensors& o, const std::string& layout, bool key, bool transpose, bool xpos, double gamma, double sb,
+                               double center) {
+    ctx->saved_data["inv_freq"] = inv_freq;
+    ctx->saved_data["af"] = af;
+    ctx->saved_data["position_ids"] = o.a;
+    ctx->saved_data["cu_seqlens"] = o.b;
+    ctx->saved_data["offsets"] = o.c;
+    ctx->saved_data["layout"] = layout;
+    ctx->saved_data["key"] = key;
+    ctx->saved_data["transpose"] = transpose;
+    ctx->saved_data["xpos"] = xpos;
+    ctx->saved_data["gamma"] = gamma;
+    ctx->saved_data["sb"] = sb;
+    ctx->saved_data["center"] = center;
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return {op_handle<decltype(rope)>("posenc::rope").call(x, inv_freq, af, o.a, o.b, o.c, layout, key, transpose, xpos, gamma, sb,
+                                                             center)};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto& d = ctx->saved_data;
+    // y = f S R x with S diagonal (xPos) and R orthogonal: dx = f S R^T dy, the transposed op
+    Tensor gx = op_handle<decltype(rope)>("posenc::rope")
+                    .call(grads[0], d["inv_freq"].toTensor(), d["af"].toDouble(), d["position_ids"].toOptional<Tensor>(),
+                          d["cu_seqlens"].toOptional<Tensor>(), d["offsets"].toOptional<Tensor>(),
+                          d["layout"].toStringRef(), d["key"].toBool(), !d["transpose"].toBool(), d["xpos"].toBool(),
+                          d["gamma"].toDouble(), d["sb"].toDouble(), d["center"].toDouble());
+    variable_list out(11);
+    out[0] = gx;
+    return out;
+  }
+};
+
+Tensor rope_autograd(const Tensor& x, const Tensor& inv_freq, double af, const c10::optional<Tensor>& position_ids,
+                     const c10::optional<Tensor>& cu_seqlens, const c10::optional<Tensor>& offsets,
+                     const std::string& layout, bool key, bool transpose, bool xpos, double gamma, double sb,
+                     double center) {
+  return RopeFn::apply(x, inv_freq, af, optional_tensors{position_ids, cu_seqlens, offsets}, layout, key, transpose,
+                       xpos, gamma, sb, center)[0];
+}
+
+struct RopeRotateFn : torch::autograd::Function<RopeRotateFn> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& x, const optional_tensors& positions, int64_t head_dim,
+                               int64_t rotary_dim, const std::string& layout, double base, double first, double step) {
+    ctx->saved_data["positions"] = positions.a;
+    ctx->saved_data["head_dim"] = head_dim;
+    ctx->saved_data["rotary_dim"] = rotary_dim;
+    ctx->saved_data["layout"] = layout;
+    ctx->saved_data["base"] = base;
+    ctx->saved_data["first"] = first;
+    ctx->saved_data["step"] = step;
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return {op_handle<decltype(rope_rotate)>("posenc::rope_rotate")
+                .call(x, positions.a, head_dim, rotary_dim, layout, base, first, step)};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto& d = ctx->saved_data;
+    // R is orthogonal: dx = R(-position) dy, the same op at negated positions
+    auto pos = d["positions"].toOptional<Tensor>();
+    if (pos) pos = pos->neg();
+    Tensor gx = op_handle<decltype(rope_rotate)>("posenc::rope_rotate")
+                    .call(grads[0], pos, d["head_dim"].toInt(), d["rotary_dim"].toInt(), d["layout"].toStringRef(),
+                          d["base"].toDouble(), -d["first"].toDouble(), -d["step"].toDouble());
+    variable_list out(8);
+    out[0] = gx;
+    return out;
+  }
+};
+
+Tensor rope_rotate_autograd(const Tensor& x, const c10::optional<Tensor>& positions, int64_t head_dim, int64_t rotary_dim,
+                            const std::string& layout, double base, double first, double step) {
+  return RopeRotateFn::apply(x, optional_tensors{positions, {}, {}}, head_dim, rotary_dim, layout, base, first, step)[0];
+}
+
+struct AlibiAddFn : torch::autograd::Function<AlibiAddFn> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& scores, const Tensor& slopes,
+                               const optional_tensors& q_offsets, const std::string& form, bool causal_mask) {
+    ctx->saved_data["q_offsets"] = q_offsets.a;
+    ctx->saved_data["causal_mask"] = causal_mask;
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return {op_handle<decltype(alibi_add)>("posenc::alibi_add").call(scores, slopes, q_offsets.a, form, causal_mask)};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto& d = ctx->saved_data;
+    Tensor g = grads[0];
+    if (d["causal_mask"].toBool()) {
+      // the masked entries (key after query) are -inf whatever the scores: zero gradient there
+      const int64_t Lq = g.size(2), Lk = g.size(3);
+      auto off = d["q_offsets"].toOptional<Tensor>();
+      Tensor qpos = at::arange(Lq, g.options().dtype(at::kLong)).view({1, 1, Lq, 1});
+      qpos = off ? qpos + off->to(at::kLong).view({-1, 1, 1, 1}) : qpos + (Lk - Lq);
+      Tensor kpos = at::arange(Lk, g.options().dtype(at::kLong)).view({1, 1, 1, Lk});
+      g = g.masked_fill(kpos > qpos, 0);
+    }
+    return {g, Tensor(), Tensor(), Tensor(), Tensor()};
+  }
+};
+
+Tensor alibi_add_autograd(const Tensor& scores, const Tensor& slopes, const c10::optional<Tensor>& q_offsets,
+                          const std::string& form, bool causal_mask) {
+  return AlibiAddFn::apply(scores, slopes, optional_tensors{q_offsets, {}, {}}, form, causal_mask)[0];
+}
+
+struct TupeFn : torch::autograd::Function<TupeFn> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& pos, const Tensor& ln_w, const Tensor& ln_b,
+                               const Tensor& q_w, const Tensor& q_b, const Tensor& k_w, const Tensor& k_b,
+                               const Tensor& rel, int64_t n, int64_t heads, const std::string& cls,
+                               const std::string& scale, int64_t num_buckets, int64_t max_distance, double ln_eps) {
+    ctx->save_for_backward({pos, ln_w, ln_b, q_w, q_b, k_w, k_b, rel});
+    ctx->saved_data["heads"] = heads;
+    ctx->saved_data["cls"] = cls;
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["nb"] = num_buckets;
+    ctx->saved_data["md"] = max_distance;
+    ctx->saved_data["eps"] = ln_eps;
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return {op_handle<decltype(tupe_bias)>("posenc::tupe_bias")
+                .call(pos, ln_w, ln_b, q_w, from_placeholder(q_b), k_w, from_placeholder(k_b), from_placeholder(rel), n, heads, cls, scale, num_buckets,
+                      max_distance, ln_eps)};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto s = ctx->get_saved_variables();
+    auto& d = ctx->saved_data;
+    auto r = op_handle<decltype(tupe_bias_backward)>("posenc::tupe_bias_backward")
+                 .call(grads[0].contiguous(), s[0], s[1], s[2], s[3], from_placeholder(s[4]), s[5], from_placeholder(s[6]),
+                       from_placeholder(s[7]),
+                       d["heads"].toInt(), d["cls"].toStringRef(), d["scale"].toStringRef(), d["nb"].toInt(),
+                       d["md"].toInt(), d["eps"].toDouble());
+    variable_list out(15);
+    for (int i = 0; i < 8; ++i) out[i] = from_placeholder(s[i]) ? r[i] : Tensor();
+    return out;
+  }
+};
+
+Tensor tupe_bias_autograd(const Tensor& pos, const Tensor& ln_w, const Tensor& ln_b, const Tensor& q_w,
+                          const c10::optional<Tensor>& q_b, const Tensor& k_w, const c10::optional<Tensor>& k_b,
+                          const c10::optional<Tensor>& rel, int64_t n, int64_t heads, const std::string& cls,
+                          const std::string& scale, int64_t num_buckets, int64_t max_distance, double ln_eps) {
+  return TupeFn::apply(pos, ln_w, ln_b, q_w, or_placeholder(q_b, pos), k_w, or_placeholder(k_b, pos), or_placeholder(rel, pos), n, heads, cls, scale, num_buckets,
+                       max_distance, ln_eps)[0];
+}
+
+struct T5Fn : torch::autograd::Function<T5Fn> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& table, int64_t n, int64_t nb, int64_t md, bool bidir) {
+    ctx->saved_data["rows"] = table.size(0);
+    ctx->saved_data["nb"] = nb;
+    ctx->saved_data["md"] = md;
+    ctx->saved_data["bidir"] = bidir;
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return {op_handle<decltype(t5_bias)>("posenc::t5_bias").call(table, n, nb, md, bidir)};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto& d = ctx->saved_data;
+    return {op_handle<decltype(t5_bias_backward)>("posenc::t5_bias_backward")
+                .call(grads[0].contiguous(), d["rows"].toInt(), d["nb"].toInt(), d["md"].toInt(), d["bidir"].toBool()),
+            Tensor(), Tensor(), Tensor(), Tensor()};
+  }
+};
+
+Tensor t5_bias_autograd(const Tensor& table, int64_t n, int64_t nb, int64_t md, bool bidir) {
+  return T5Fn::apply(table, n, nb, md, bidir)[0];
+}
+
+struct T5BackFn : torch::autograd::Function<T5BackFn> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& grad, int64_t rows, int64_t nb, int64_t md, bool bidir) {
+    ctx->saved_data["n"] = grad.size(1);
+    ctx->saved_data["nb"] = nb;
+    ctx->saved_data["md"] = md;
+    ctx->saved_data["bidir"] = bidir;
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return {op_handle<decltype(t5_bias_backward)>("posenc::t5_bias_backward").call(grad, rows, nb, md, bidir)};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto& d = ctx->saved_data;
+    // the adjoint of the bucket sum is the gather
+    return {op_handle<decltype(t5_bias)>("posenc::t5_bias")
+                .call(grads[0].contiguous(), d["n"].toInt(), d["nb"].toInt(), d["md"].toInt(), d["bidir"].toBool()),
+            Tensor(), Tensor(), Tensor(), Tensor()};
+  }
+};
+
+Tensor t5_bias_backward_autograd(const Tensor& grad, int64_t rows, int64_t nb, int64_t md, bool bidir) {
+  return T5BackFn::apply(grad, rows, nb, md, bidir)[0];
+}
+
+struct ToeplitzFn : torch::autograd::Function<ToeplitzFn> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& b, const Tensor& x, int64_t m) {
+    ctx->save_for_backward({b, x});
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return {op_handle<decltype(toeplitz_matmul)>("posenc::toeplitz_matmul").call(b, x, m)};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto s = ctx->get_saved_variables();
+    const Tensor g = grads[0].contiguous();
+    // Y = B X: dX = B^T dY (a Toeplitz product with b reversed), db = the correlation of dY and X
+    Tensor db = op_handle<decltype(toeplitz_correlate)>("posenc::toeplitz_correlate").call(g, s[1]);
+    Tensor dx = op_handle<decltype(toeplitz_matmul)>("posenc::toeplitz_matmul").call(s[0].flip(0).contiguous(), g, s[1].size(0));
+    return {db, dx, Tensor()};
+  }
+};
+
+Tensor toeplitz_matmul_autograd(const Tensor& b, const Tensor& x, int64_t m) { return ToeplitzFn::apply(b, x, m)[0]; }
+
+struct CorrelateFn : torch::autograd::Function<CorrelateFn> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& g, const Tensor& x) {
+    ctx->save_for_backward({g, x});
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return {op_handle<decltype(toeplitz_correlate)>("posenc::toeplitz_correlate").call(g, x)};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto s = ctx->get_saved_variables();
+    const Tensor gc = grads[0].contiguous();
+    auto mm = op_handle<decltype(toeplitz_matmul)>("posenc::toeplitz_matmul");
+    return {mm.call(gc, s[1], s[0].size(0)), mm.call(gc.flip(0).contiguous(), s[0], s[1].size(0))};
+  }
+};
+
+Tensor toeplitz_correlate_autograd(const Tensor& g, const Tensor& x) { return CorrelateFn::apply(g, x)[0]; }
+
 }  // namespace
 
+// Schemas, once. Kernels: CPU (tensor inputs), CompositeExplicitAutograd (the tables, which have
+// no tensor input to dispatch on), Autograd (gradients for every caller). Fake (meta) kernels for
+// torch.compile are registered from Python (posenc/_fake.py, torch.library.register_fake).
 TORCH_LIBRARY(posenc, m) {
   m.class_<FloaterState>("FloaterState").def("cached", &FloaterState::cached);
+  m.def("build_torch_version() -> str");
+  m.def("floater_table(Tensor w1, Tensor b1, Tensor w2, Tensor b2, Tensor p0, int L, float delta=0.01, int substeps=5, "
+        "str activation='relu', bool time1=True, bool time2=True, str scheme='rk4', int threads=0, "
+        "str gradient='backprop', int adjoint_substeps=0) -> Tensor");
+  m.def("floater_table_backward(Tensor grad, Tensor w1, Tensor b1, Tensor w2, Tensor b2, Tensor p0, float delta=0.01, "
+        "int substeps=5, str activation='relu', bool time1=True, bool time2=True, str scheme='rk4', int threads=0, "
+        "str gradient='backprop', int adjoint_substeps=0) -> Tensor[]");
+  // the eval-mode cache of FloaterEncoder (eager only: the state is a TorchScript class)
   m.def("floater_forward(Tensor w1, Tensor b1, Tensor w2, Tensor b2, Tensor p0, int L, float delta=0.01, int substeps=5, "
         "str activation='relu', bool time1=True, bool time2=True, str scheme='rk4', int threads=0) "
         "-> (Tensor, __torch__.torch.classes.posenc.FloaterState)",
@@ -689,27 +1464,81 @@ TORCH_LIBRARY(posenc, m) {
   m.def("floater_state_cached(__torch__.torch.classes.posenc.FloaterState state) -> int", &floater_state_cached);
   m.def("sinusoidal_table(int L, int d, str layout='interleaved', str spacing='two_k_over_d', float base=10000.0, "
         "float first_position=0.0, float position_step=1.0, bool zero_pad_odd=False, Tensor? positions=None, "
-        "ScalarType dtype=7) -> Tensor",
-        &sinusoidal_table);
-  m.def("rope_rotate_(Tensor(a!) x, Tensor? positions=None, int head_dim=0, int rotary_dim=0, str layout='interleaved', "
-        "float base=10000.0, float first_position=0.0, float position_step=1.0) -> Tensor(a!)",
-        &rope_rotate_);
+        "ScalarType dtype=7) -> Tensor");
   m.def("rope_tables(int L, int rotary_dim, float base=10000.0, float first_position=0.0, float position_step=1.0, "
-        "Tensor? positions=None, ScalarType dtype=7) -> (Tensor, Tensor)",
-        &rope_tables);
+        "Tensor? positions=None, ScalarType dtype=7) -> (Tensor, Tensor)");
+  m.def("rope_rotate_(Tensor(a!) x, Tensor? positions=None, int head_dim=0, int rotary_dim=0, str layout='interleaved', "
+        "float base=10000.0, float first_position=0.0, float position_step=1.0) -> ()");
+  m.def("rope_rotate(Tensor x, Tensor? positions=None, int head_dim=0, int rotary_dim=0, str layout='interleaved', "
+        "float base=10000.0, float first_position=0.0, float position_step=1.0) -> Tensor");
+  m.def("rope_frequencies(str config_json, int seq_len=0, str? layer_type=None, str semantics='transformers_5', "
+        "str longrope_rule='init_function') -> (Tensor, float, int, int, bool)");
+  m.def("rope_layer_types(str config_json, str semantics='transformers_5') -> str[]");
+  m.def("rope_cos_sin(Tensor position_ids, Tensor inv_freq, float attention_factor=1.0, ScalarType dtype=6) "
+        "-> (Tensor, Tensor)");
+  m.def("rope(Tensor x, Tensor inv_freq, float attention_factor=1.0, Tensor? position_ids=None, Tensor? cu_seqlens=None, "
+        "Tensor? offsets=None, str layout='half', bool key=False, bool transpose=False, bool xpos=False, "
+        "float xpos_gamma=0.4, float xpos_scale_base=512.0, float xpos_center=0.0) -> Tensor");
+  m.def("rope_(Tensor(a!) x, Tensor inv_freq, float attention_factor=1.0, Tensor? position_ids=None, "
+        "Tensor? cu_seqlens=None, Tensor? offsets=None, str layout='half', bool key=False, bool transpose=False, "
+        "bool xpos=False, float xpos_gamma=0.4, float xpos_scale_base=512.0, float xpos_center=0.0) -> ()");
+  m.def("alibi_slopes(int heads) -> Tensor");
+  m.def("alibi_bias(Tensor slopes, int q_len, int k_len, int q_offset=0, str form='relative', bool causal_mask=False, "
+        "ScalarType dtype=6) -> Tensor");
+  m.def("alibi_add(Tensor scores, Tensor slopes, Tensor? q_offsets=None, str form='relative', bool causal_mask=False) "
+        "-> Tensor");
+  m.def("alibi_add_(Tensor(a!) scores, Tensor slopes, Tensor? q_offsets=None, str form='relative', "
+        "bool causal_mask=False) -> ()");
   m.def("tupe_bias(Tensor pos, Tensor ln_weight, Tensor ln_bias, Tensor q_weight, Tensor? q_bias, Tensor k_weight, "
         "Tensor? k_bias, Tensor? relative_attention_bias, int n, int heads, str cls='reference', str scale='reference', "
-        "int num_buckets=32, int max_distance=128, float ln_eps=1e-5) -> Tensor",
-        &tupe_bias);
+        "int num_buckets=32, int max_distance=128, float ln_eps=1e-5) -> Tensor");
   m.def("tupe_bias_backward(Tensor grad, Tensor pos, Tensor ln_weight, Tensor ln_bias, Tensor q_weight, Tensor? q_bias, "
         "Tensor k_weight, Tensor? k_bias, Tensor? relative_attention_bias, int heads, str cls='reference', "
-        "str scale='reference', int num_buckets=32, int max_distance=128, float ln_eps=1e-5) -> Tensor[]",
-        &tupe_bias_backward);
-  m.def("relative_position_bucket(int n, int num_buckets=32, int max_distance=128, bool bidirectional=True) -> Tensor",
-        &relative_position_bucket);
-  m.def("t5_bias(Tensor table, int n, int num_buckets=32, int max_distance=128, bool bidirectional=True) -> Tensor", &t5_bias);
-  m.def("t5_bias_backward(Tensor grad, int rows, int num_buckets=32, int max_distance=128, bool bidirectional=True) -> Tensor",
-        &t5_bias_backward);
-  m.def("toeplitz_matmul(Tensor b, Tensor x, int m) -> Tensor", &toeplitz_matmul);
-  m.def("toeplitz_correlate(Tensor g, Tensor x) -> Tensor", &toeplitz_correlate);
+        "str scale='reference', int num_buckets=32, int max_distance=128, float ln_eps=1e-5) -> Tensor[]");
+  m.def("relative_position_bucket(int n, int num_buckets=32, int max_distance=128, bool bidirectional=True) -> Tensor");
+  m.def("t5_bias(Tensor table, int n, int num_buckets=32, int max_distance=128, bool bidirectional=True) -> Tensor");
+  m.def("t5_bias_backward(Tensor grad, int rows, int num_buckets=32, int max_distance=128, bool bidirectional=True) -> Tensor");
+  m.def("toeplitz_matmul(Tensor b, Tensor x, int m) -> Tensor");
+  m.def("toeplitz_correlate(Tensor g, Tensor x) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(posenc, CompositeExplicitAutograd, m) {
+  m.impl("build_torch_version", TORCH_FN(build_torch_version));
+  m.impl("sinusoidal_table", TORCH_FN(sinusoidal_table));
+  m.impl("rope_tables", TORCH_FN(rope_tables));
+  m.impl("rope_frequencies", TORCH_FN(rope_frequencies));
+  m.impl("rope_layer_types", TORCH_FN(rope_layer_types));
+  m.impl("alibi_slopes", TORCH_FN(alibi_slopes));
+  m.impl("relative_position_bucket", TORCH_FN(relative_position_bucket));
+}
+
+TORCH_LIBRARY_IMPL(posenc, CPU, m) {
+  m.impl("floater_table", TORCH_FN(floater_table));
+  m.impl("floater_table_backward", TORCH_FN(floater_table_backward));
+  m.impl("rope_rotate_", TORCH_FN(rope_rotate_));
+  m.impl("rope_rotate", TORCH_FN(rope_rotate));
+  m.impl("rope", TORCH_FN(rope));
+  m.impl("rope_", TORCH_FN(rope_));
+  m.impl("rope_cos_sin", TORCH_FN(rope_cos_sin));
+  m.impl("alibi_bias", TORCH_FN(alibi_bias));
+  m.impl("alibi_add", TORCH_FN(alibi_add));
+  m.impl("alibi_add_", TORCH_FN(alibi_add_));
+  m.impl("tupe_bias", TORCH_FN(tupe_bias));
+  m.impl("tupe_bias_backward", TORCH_FN(tupe_bias_backward));
+  m.impl("t5_bias", TORCH_FN(t5_bias));
+  m.impl("t5_bias_backward", TORCH_FN(t5_bias_backward));
+  m.impl("toeplitz_matmul", TORCH_FN(toeplitz_matmul));
+  m.impl("toeplitz_correlate", TORCH_FN(toeplitz_correlate));
+}
+
+TORCH_LIBRARY_IMPL(posenc, Autograd, m) {
+  m.impl("floater_table", TORCH_FN(floater_table_autograd));
+  m.impl("rope", TORCH_FN(rope_autograd));
+  m.impl("rope_rotate", TORCH_FN(rope_rotate_autograd));
+  m.impl("alibi_add", TORCH_FN(alibi_add_autograd));
+  m.impl("tupe_bias", TORCH_FN(tupe_bias_autograd));
+  m.impl("t5_bias", TORCH_FN(t5_bias_autograd));
+  m.impl("t5_bias_backward", TORCH_FN(t5_bias_backward_autograd));
+  m.impl("toeplitz_matmul", TORCH_FN(toeplitz_matmul_autograd));
+  m.impl("toeplitz_correlate", TORCH_FN(toeplitz_correlate_autograd));
 }

@@ -7,6 +7,7 @@
 // form; the bad inputs, each with its message.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -370,6 +371,16 @@ TEST_CASE("apply bad input: each a named posenc::error with the argument in its 
     bad.inv_freq[2] = NAN;
     expect_error<posenc::non_finite_error>([&] { ragged(cu, off, {}, {}, bad); }, "freqs.inv_freq");
   }
+  {  // one validator of frequencies for tables and apply: a negative attention factor or inv_freq is rejected
+    pr::frequencies bad = f;
+    bad.attention_factor = -1.0;
+    expect_error<posenc::invalid_argument>([&] { ragged(cu, off, {}, {}, bad); },
+                                           "freqs.attention_factor: expected a value > 0, got -1");
+    CHECK_THROWS_AS((void)pr::table<float>(bad, 0, 4), posenc::invalid_argument);
+    bad = f;
+    bad.inv_freq[1] = -0.5L;
+    expect_error<posenc::invalid_argument>([&] { ragged(cu, off, {}, {}, bad); }, "freqs.inv_freq: expected finite values >= 0");
+  }
   {
     pr::apply_options o;
     o.xpos.enabled = true;
@@ -467,4 +478,153 @@ TEST_CASE("the branch-free binary16 conversions equal Eigen::half's bitwise (NaN
     check(f);
   }
   CHECK(bad == 0);
+}
+
+// ---- explicit per-token positions (rotary::position_ids) ----
+
+namespace {
+
+/// check_dense with explicit positions: row (b, s) at ids[b * S + s] (or ids[s] when shared).
+template <class T>
+void check_dense_ids(const std::vector<T>& in, const std::vector<T>& out, std::size_t B, std::size_t H, std::size_t S,
+                     std::size_t D, const std::vector<std::int64_t>& ids, const pr::frequencies& f, pr::layout lay) {
+  // per sequence, check_dense with one offset 0 on a copy holding that sequence at its positions:
+  // written out here as the reference loop, position by position
+  const std::size_t h = f.inv_freq.size();
+  std::size_t failed = 0;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t hh = 0; hh < H; ++hh)
+      for (std::size_t s = 0; s < S; ++s) {
+        const std::size_t base = ((b * H + hh) * S + s) * D;
+        std::vector<wide> v(D);
+        for (std::size_t j = 0; j < D; ++j) v[j] = to_d(in[base + j]);
+        const wide n = static_cast<wide>(ids.size() == S ? ids[s] : ids[b * S + s]);
+        const auto r = ref_rotate(v, n, f, lay);
+        for (std::size_t j = 0; j < 2 * h; ++j) {
+          const std::size_t k = lay == pr::layout::interleaved ? j / 2 : j % h;
+          const std::size_t ia = lay == pr::layout::interleaved ? 2 * k : k;
+          const std::size_t ib = lay == pr::layout::interleaved ? 2 * k + 1 : k + h;
+          const wide tol = bound<T>(r[j], v[ia], v[ib], static_cast<wide>(f.attention_factor));
+          if (!(std::abs(to_d(out[base + j]) - r[j]) <= tol) && failed++ < 5)
+            FAIL_CHECK("b=" << b << " s=" << s << " j=" << j << " at " << static_cast<double>(n));
+        }
+        for (std::size_t j = 2 * h; j < D; ++j) CHECK(to_d(out[base + j]) == v[j]);  // not rotated
+      }
+  CHECK(failed == 0);
+}
+
+template <class T>
+void position_ids_dense() {
+  // S = 300 crosses the 256-position chunk; GQA; partial rotary; attention factor 1.25
+  const std::size_t B = 3, Hq = 4, Hk = 2, S = 300, D = 16, half = 6;
+  const auto f = odd_frequencies(half, 21);
+  const std::vector<std::int64_t> offsets{0, 4093, (std::int64_t{1} << 24)};
+  for (auto lay : {pr::layout::interleaved, pr::layout::half}) {
+    const auto q0 = random_values<T>(B * Hq * S * D, 31), k0 = random_values<T>(B * Hk * S * D, 32);
+    const auto qv = [&](std::vector<T>& x) { return pr::dense_view<T>::contiguous(x.data(), {B, Hq, S, D}); };
+    const auto kv = [&](std::vector<T>& x) { return pr::dense_view<T>::contiguous(x.data(), {B, Hk, S, D}); };
+    // 1. ids = offsets[b] + s, [batch, seq]: bitwise the offsets path
+    std::vector<std::int64_t> ids(B * S);
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t s = 0; s < S; ++s) ids[b * S + s] = offsets[b] + static_cast<std::int64_t>(s);
+    auto qa = q0, ka = k0, qb = q0, kb = k0;
+    pr::apply_inplace<T>(qv(qa), kv(ka), f, offsets, {.layout = lay});
+    pr::apply_inplace<T>(qv(qb), kv(kb), f, pr::position_ids(ids), {.layout = lay});
+    CHECK(std::memcmp(qa.data(), qb.data(), qa.size() * sizeof(T)) == 0);
+    CHECK(std::memcmp(ka.data(), kb.data(), ka.size() * sizeof(T)) == 0);
+    // 2. shared [seq] ids = 7 + s: bitwise the offsets path with offsets {7, 7, 7}
+    std::vector<std::int64_t> shared(S);
+    for (std::size_t s = 0; s < S; ++s) shared[s] = 7 + static_cast<std::int64_t>(s);
+    auto qc = q0, qd = q0;
+    pr::apply_inplace<T>(qv(qc), {}, f, std::vector<std::int64_t>{7, 7, 7}, {.layout = lay});
+    pr::apply_inplace<T>(qv(qd), {}, f, pr::position_ids(shared), {.layout = lay});
+    CHECK(std::memcmp(qc.data(), qd.data(), qc.size() * sizeof(T)) == 0);
+    // 3. left padding, a jump, repeated and decreasing positions, up to 2^24 + 2^20: against the
+    // long double rotation at each token's own position
+    std::mt19937_64 rng(41);
+    std::uniform_int_distribution<std::int64_t> any(0, (std::int64_t{1} << 24) + (std::int64_t{1} << 20));
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t s = 0; s < S; ++s) {
+        const auto si = static_cast<std::int64_t>(s);
+        ids[b * S + s] = b == 0 ? std::max<std::int64_t>(0, si - 37)                  // left padding
+                         : b == 1 ? (s < 150 ? si : 100000 + si)                         // a jump
+                                  : (s % 3 == 0 ? any(rng) : (s % 3 == 1 ? 5 : 300 - si));  // scattered
+      }
+    auto qe = q0, ke = k0;
+    pr::apply_inplace<T>(qv(qe), kv(ke), f, pr::position_ids(ids), {.layout = lay});
+    check_dense_ids(q0, qe, B, Hq, S, D, ids, f, lay);
+    check_dense_ids(k0, ke, B, Hk, S, D, ids, f, lay);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("position_ids, dense: bitwise the offsets path where equivalent, else the long double rotation") {
+  SUBCASE("double") { position_ids_dense<double>(); }
+  SUBCASE("float") { position_ids_dense<float>(); }
+  SUBCASE("half") { position_ids_dense<Eigen::half>(); }
+  SUBCASE("bfloat16") { position_ids_dense<Eigen::bfloat16>(); }
+}
+
+TEST_CASE("position_ids, ragged: packed sequences restarting at 0 equal cu_seqlens bitwise, any positions exact") {
+  const std::size_t Hq = 3, Hk = 1, D = 20, half = 8;
+  const auto f = odd_frequencies(half, 43, 0.75);
+  const std::vector<std::int64_t> cu{0, 5, 75, 76, 160}, zero{0, 0, 0, 0}, off{0, 900, 3, 70000};
+  const std::size_t T = 160;
+  for (auto lay : {pr::layout::interleaved, pr::layout::half}) {
+    const auto q0 = random_values<float>(T * Hq * D, 45), k0 = random_values<float>(T * Hk * D, 46);
+    const auto qv = [&](std::vector<float>& x) { return pr::ragged_view<float>::contiguous(x.data(), {T, Hq, D}); };
+    const auto kv = [&](std::vector<float>& x) { return pr::ragged_view<float>::contiguous(x.data(), {T, Hk, D}); };
+    for (const auto* o : {&zero, &off}) {
+      std::vector<std::int64_t> ids(T);
+      for (std::size_t b = 0; b + 1 < cu.size(); ++b)
+        for (auto t = cu[b]; t < cu[b + 1]; ++t) ids[static_cast<std::size_t>(t)] = (*o)[b] + (t - cu[b]);
+      auto qa = q0, ka = k0, qb = q0, kb = k0;
+      pr::apply_ragged_inplace<float, std::int64_t>(qv(qa), kv(ka), cu, *o, f, {.layout = lay});
+      pr::apply_ragged_inplace<float>(qv(qb), kv(kb), pr::position_ids(ids), f, {.layout = lay});
+      CHECK(std::memcmp(qa.data(), qb.data(), qa.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(ka.data(), kb.data(), ka.size() * sizeof(float)) == 0);
+    }
+    // speculative decoding / scattered positions: each token against the long double rotation
+    std::vector<std::int64_t> ids(T);
+    std::mt19937_64 rng(47);
+    std::uniform_int_distribution<std::int64_t> any(0, std::int64_t{1} << 24);
+    for (std::size_t t = 0; t < T; ++t) ids[t] = t % 4 == 0 ? any(rng) : static_cast<std::int64_t>(t / 2);
+    auto q = q0;
+    pr::apply_ragged_inplace<float>(qv(q), {}, pr::position_ids(ids), f, {.layout = lay});
+    // a ragged [T, H, D] is the dense [1, H, T, D] with strides swapped: check token by token
+    std::vector<float> in1(D), out1(D);
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t hh = 0; hh < Hq; ++hh) {
+        std::copy_n(q0.begin() + static_cast<std::ptrdiff_t>((t * Hq + hh) * D), D, in1.begin());
+        std::copy_n(q.begin() + static_cast<std::ptrdiff_t>((t * Hq + hh) * D), D, out1.begin());
+        check_dense_ids(in1, out1, 1, 1, 1, D, {ids[t]}, f, lay);
+      }
+  }
+}
+
+TEST_CASE("position_ids bad input: negative (INT64_MIN too), >= 2^53, >= max_positions, wrong count") {
+  const std::size_t B = 2, H = 1, S = 3, D = 8;
+  std::vector<float> q(B * H * S * D, 0.5f);
+  const auto f = pr::default_frequencies(D);
+  const auto qv = pr::dense_view<float>::contiguous(q.data(), {B, H, S, D});
+  const auto rv = pr::ragged_view<float>::contiguous(q.data(), {B * S, H, D});
+  const auto dense = [&](std::vector<std::int64_t> ids, pr::apply_options o = {}) {
+    pr::apply_inplace<float>(qv, {}, f, pr::position_ids(ids), o);
+  };
+  const auto ragged = [&](std::vector<std::int64_t> ids, pr::apply_options o = {}) {
+    pr::apply_ragged_inplace<float>(rv, {}, pr::position_ids(ids), f, o);
+  };
+  constexpr std::int64_t big = std::int64_t{1} << 53;
+  expect_error<posenc::invalid_argument>([&] { dense({0, 1, -1}); }, "position_ids[2]: expected a position >= 0, got -1");
+  expect_error<posenc::invalid_argument>([&] { dense({0, INT64_MIN, 2}); }, "position_ids[1]: expected a position >= 0");
+  expect_error<posenc::invalid_argument>([&] { dense({0, 1, big}); }, "position_ids[2]: expected a position < 2^53");
+  expect_error<posenc::invalid_argument>([&] { dense({0, 1, 2, 3, 4, 9}, {.max_positions = 9}); },
+                                         "position_ids[5]: expected a position < max_positions = 9, got 9");
+  expect_error<posenc::shape_error>([&] { dense({0, 1, 2, 3}); }, "expected seq = 3 or batch * seq = 6");
+  expect_error<posenc::invalid_argument>([&] { ragged({0, 1, 2, 3, INT64_MIN, 5}); }, "position_ids[4]: expected a position >= 0");
+  expect_error<posenc::invalid_argument>([&] { ragged({0, 1, 2, 3, 4, big + 5}); }, "position_ids[5]: expected a position < 2^53");
+  expect_error<posenc::shape_error>([&] { ragged({0, 1}); }, "position_ids: expected one position per token (6), got 2");
+  // in range: seq (3) beyond max_positions (2) is fine when every position is below it
+  CHECK_NOTHROW(dense({0, 1, 0}, {.max_positions = 2}));
 }

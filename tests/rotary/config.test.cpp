@@ -108,7 +108,7 @@ TEST_CASE("unknown and missing keys are named config_errors") {
                        doctest::Contains("rope_scaling.beta_fast: unknown key for rope_type 'linear'"), E);
   CHECK_THROWS_WITH_AS(pr::load_config(R"({"head_dim": 64, "rope_scaling": {"rope_type": "llama3", "factor": 8,
                                           "low_freq_factor": 1, "high_freq_factor": 4}})"),
-                       doctest::Contains("rope_scaling.original_max_position_embeddings: missing"), E);
+                       doctest::Contains("original_max_position_embeddings"), posenc::error);  // v5: else max_position_embeddings
   CHECK_THROWS_WITH_AS(pr::load_config(R"({"head_dim": 64, "rope_scaling": {"rope_type": "longrope", "short_factor": [1]}})"),
                        doctest::Contains("rope_scaling.long_factor: missing"), E);
   CHECK_THROWS_WITH_AS(pr::load_config(R"({"head_dim": 64, "rope_theta": "big"})"),
@@ -125,4 +125,108 @@ TEST_CASE("unknown and missing keys are named config_errors") {
   CHECK_THROWS_WITH_AS(pr::load_config(R"({"head_dim": 64, "max_position_embeddings": 4096,
                                          "rope_scaling": {"type": "longrope", "short_factor": [1, 1], "long_factor": [1, 1], "factor": 2}})"),
                        doctest::Contains("short_factor: expected rotary_dim / 2 = 32 values, got 2"), posenc::shape_error);
+}
+
+TEST_CASE("transformers 5 loader: errors for what it does not understand, each naming the key") {
+  using E = pr::config_error;
+  const std::string head = R"("model_type": "llama", "head_dim": 64, "max_position_embeddings": 4096, )";
+  const auto load = [&](const std::string& rest, pr::load_options o = {}) { return pr::load_config("{" + head + rest + "}", o); };
+  // both forms at once; a RoPE-named top-level key it does not read; an unknown key in a rope dict
+  CHECK_THROWS_WITH_AS(load(R"("rope_parameters": {"rope_type": "default"}, "rope_scaling": {"type": "linear", "factor": 2})"),
+                       doctest::Contains("rope_scaling: given together with rope_parameters"), E);
+  CHECK_THROWS_WITH_AS(load(R"("rotary_pct": 0.25)"), doctest::Contains("rotary_pct: not understood"), E);
+  CHECK_THROWS_WITH_AS(load(R"("rope_parameters": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1,
+                                "high_freq_factor": 4, "beta_fast": 32})"),
+                       doctest::Contains("rope_parameters.beta_fast: unknown key for rope_type 'llama3'"), E);
+  // truncate inside a per-layer dict (transformers 5.23 reads it only from a flat dict)
+  CHECK_THROWS_WITH_AS(load(R"("layer_types": ["full_attention"], "rope_parameters": {"full_attention":
+                                {"rope_type": "yarn", "factor": 4, "truncate": false}})"),
+                       doctest::Contains("rope_parameters.full_attention.truncate"), E);
+  // a keyed dict with a stray flat key; a per-layer override of a RoPE field
+  CHECK_THROWS_WITH_AS(load(R"("layer_types": ["full_attention"], "rope_parameters": {"full_attention":
+                                {"rope_type": "default"}, "rope_theta": 5e5})"),
+                       doctest::Contains("rope_parameters.rope_theta: expected only layer types"), E);
+  CHECK_THROWS_WITH_AS(load(R"("layer_types": ["full_attention"], "per_layer_config": {"0": {"rope_theta": 1}})"),
+                       doctest::Contains("per_layer_config.0.rope_theta"), E);
+  // model types whose transformers defaults posenc does not know
+  CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "olmo3", "head_dim": 64})"),
+                       doctest::Contains("rope_theta: missing"), E);
+  CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "qwen3", "hidden_size": 4096, "num_attention_heads": 32})"),
+                       doctest::Contains("head_dim: missing, and model_type \"qwen3\""), E);
+  CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "somenet", "head_dim": 64, "rope_theta": 1e4,
+                                         "partial_rotary_factor": 0.5})"),
+                       doctest::Contains("partial_rotary_factor: whether model_type \"somenet\""), E);
+  // proportional and truncate are transformers 5 only
+  CHECK_THROWS_WITH_AS(load(R"("rope_parameters": {"rope_type": "proportional", "partial_rotary_factor": 0.25})",
+                            {.semantics = pr::semantics::transformers_4_46}),
+                       doctest::Contains("'proportional' is a transformers 5 rule"), posenc::invalid_argument);
+  CHECK_THROWS_WITH_AS(load(R"("rope_scaling": {"type": "yarn", "factor": 4, "truncate": false})",
+                            {.semantics = pr::semantics::transformers_4_46}),
+                       doctest::Contains("not transformers 4.46 yarn parameters"), posenc::invalid_argument);
+  // a null head_dim: transformers 5's dynamic / yarn / longrope cannot use it (the default rule can)
+  CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32,
+      "head_dim": null, "max_position_embeddings": 2048,
+      "rope_parameters": {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 1e4}})"),
+                       doctest::Contains("head_dim: null, which transformers 5 cannot use for rope_type 'dynamic'"), E);
+  CHECK(pr::load_config(R"({"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32, "head_dim": null,
+      "rope_parameters": {"rope_type": "default", "rope_theta": 1e4}})").main_plan().rotary_dim() == 40);
+  // a layer type the config does not have
+  CHECK_THROWS_WITH_AS((void)load("\"rope_theta\": 1e4").plan_for("sliding_attention"),
+                       doctest::Contains("expected one of default"), posenc::invalid_argument);
+}
+
+TEST_CASE("transformers 5 loader: per layer type, text_config, width fields, model defaults") {
+  // Gemma 3 legacy in text_config: class defaults theta 1e6 / 1e4 and head_dim 256; linear x8 on full only
+  const auto g = pr::load_config(R"({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text",
+      "hidden_size": 2560, "rope_scaling": {"rope_type": "linear", "factor": 8.0}}})");
+  REQUIRE(g.layers.size() == 2);
+  CHECK(g.plan_for("full_attention").rope_type() == "linear");
+  CHECK(g.plan_for("full_attention").context().theta == 1e6);
+  CHECK(g.plan_for("sliding_attention").rope_type() == "default");
+  CHECK(g.plan_for("sliding_attention").context().theta == 1e4);
+  CHECK(g.main_plan().rotary_dim() == 256);
+  // DeepSeek: qk_rope_head_dim is the rotated width (not hidden / heads = 56); rope_interleave reported
+  const auto d = pr::load_config(R"({"model_type": "deepseek_v3", "hidden_size": 7168, "num_attention_heads": 128,
+      "qk_rope_head_dim": 64, "rope_interleave": true, "max_position_embeddings": 163840,
+      "rope_parameters": {"rope_type": "yarn", "factor": 40, "original_max_position_embeddings": 4096,
+                          "mscale": 1.0, "mscale_all_dim": 1.0, "rope_theta": 10000}})");
+  CHECK(d.main_plan().rotary_dim() == 64);
+  CHECK(d.main_plan().frequencies().attention_factor == 1.0);  // the mscale ratio 1/1
+  CHECK(d.rope_interleave == true);
+  // Phi-2: partial_rotary_factor inside rope_parameters (40 pairs would be wrong: 80 * 0.4 = 32)
+  const auto p = pr::load_config(R"({"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32,
+      "partial_rotary_factor": null, "head_dim": null,
+      "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.4}})");
+  CHECK(p.main_plan().rotary_dim() == 32);
+  // the default rule of Llama ignores partial_rotary_factor in transformers 5, not in 4.46
+  const std::string llama = R"({"model_type": "llama", "head_dim": 128, "partial_rotary_factor": 0.5})";
+  CHECK(pr::load_config(llama).main_plan().rotary_dim() == 128);
+  CHECK(pr::load_config(llama, {.semantics = pr::semantics::transformers_4_46}).main_plan().rotary_dim() == 64);
+  // semantics by name
+  CHECK(pr::parse_semantics("v5") == pr::semantics::transformers_5);
+  CHECK(pr::parse_semantics("transformers_4_46") == pr::semantics::transformers_4_46);
+  CHECK(!pr::parse_semantics("4.46"));
+  CHECK(pr::name(pr::semantics::transformers_4_46) == "transformers_4_46");
+}
+
+TEST_CASE("the rule table: names, aliases, keys and a plan built by hand") {
+  CHECK(pr::rule_names().size() == 8);
+  CHECK(pr::rule_names()[0] == "default");
+  CHECK(pr::rule_names().back() == "proportional");
+  bool known = false;
+  CHECK(pr::rule_accepts_key("su", "long_factor", &known));
+  CHECK(known);
+  CHECK(!pr::rule_accepts_key("linear", "beta_fast", &known));
+  CHECK(!pr::rule_accepts_key("xpos", "factor", &known));
+  CHECK(!known);
+  // proportional: head_dim 16, partial 0.25 -> floor(0.25 * 16 / 2) = 2 rotated pairs of 8, the
+  // exponent over the whole head, divided by factor; the others 0
+  const pr::plan p({1e6, 16, 0.25, 0, 0, pr::semantics::transformers_5}, pr::rules::proportional{{}, 2.0});
+  REQUIRE(p.rotary_dim() == 16);
+  CHECK(p.frequencies().inv_freq[0] == 0.5L);
+  CHECK(std::abs(p.frequencies().inv_freq[1] - std::pow(1e6L, -2.0L / 16) / 2) <= 1e-18L);
+  for (std::size_t k = 2; k < 8; ++k) CHECK(p.frequencies().inv_freq[k] == 0.0L);
+  CHECK(!p.depends_on_seq_len());
+  CHECK_THROWS_WITH_AS(pr::plan({1e4, 64, 1.0, 0, 0, pr::semantics::transformers_5}, pr::rules::dynamic{{}, 2.0}),
+                       doctest::Contains("max_position_embeddings"), posenc::invalid_argument);
 }

@@ -226,10 +226,10 @@ template <class T>
   requires std::floating_point<T>
 void apply_rotary_inplace(device_table<T>& x, const options& opt = {}) {
   constexpr std::string_view where = "device::rotary::apply_rotary";
-  const auto p = posenc::rotary::detail::make_plan(x.cols(), opt, where);
+  const auto p = posenc::rotary::validate(x.cols(), opt, where);
   const std::size_t half = p.rotary_dim / 2;
   if (x.rows() == 0) return;
-  const auto w = posenc::rotary::detail::options_frequencies(p, opt).inv_freq;
+  const auto w = posenc::rotary::options_frequencies(opt, p.rotary_dim).inv_freq;
   const detail::row_phases ph(w, x.rows(), opt.first_position, opt.position_step, where);
   const detail::rotary_fn<T> f{ph.get(), x.data(), x.cols(), p.heads, p.head_dim, half,
                                opt.layout == layout::interleaved};
@@ -250,7 +250,7 @@ template <class T>
 void apply_inplace(dense_view<T> q, dense_view<T> k, const frequencies& freqs,
                    std::span<const std::int64_t> offsets = {}, const apply_options& opt = {}) {
   constexpr std::string_view where = "device::rotary::apply_inplace";
-  (void)posenc::rotary::detail::validate_dense(q, k, freqs, offsets, opt, where);
+  posenc::rotary::validate_apply(q, k, freqs, offsets, opt, where);
   const bool has_k = k.data != nullptr || k.elements() != 0;
   detail::apply_buffers buf;
   if (!offsets.empty()) buf.offsets = posenc::detail::upload<std::int64_t>(offsets.data(), offsets.size(), where);
@@ -274,7 +274,7 @@ template <class T, std::integral I>
 void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seqlens,
                           std::span<const I> offsets, const frequencies& freqs, const apply_options& opt = {}) {
   constexpr std::string_view where = "device::rotary::apply_ragged_inplace";
-  (void)posenc::rotary::detail::validate_ragged(q, k, cu_seqlens, offsets, freqs, opt, where);
+  posenc::rotary::validate_apply_ragged(q, k, cu_seqlens, offsets, freqs, opt, where);
   const bool has_k = k.data != nullptr || k.elements() != 0;
   detail::apply_buffers buf;
   const std::vector<std::int64_t> cu(cu_seqlens.begin(), cu_seqlens.end()), off(offsets.begin(), offsets.end());

@@ -9,6 +9,8 @@
 //
 //   rotary::apply_inplace(q, k, freqs, offsets, opt)
 //   rotary::apply_ragged_inplace(q, k, cu_seqlens, offsets, freqs, opt)
+//   rotary::apply_inplace(q, k, freqs, rotary::position_ids(ids), opt)      ids [seq] or [batch, seq]
+//   rotary::apply_ragged_inplace(q, k, rotary::position_ids(ids), freqs, opt)  ids [tokens]
 //
 // q and k are strided views of the caller's buffers (rotary::tensor_view: pointer, sizes, strides
 // in elements; head_dim contiguous); q and k may have different head counts (grouped-query
@@ -125,15 +127,9 @@ struct apply_plan {
   bool check_finite;
 };
 
-inline void check_frequencies(const frequencies& f, std::string_view where) {
-  posenc::detail::require(!f.inv_freq.empty(), where, "freqs.inv_freq: expected at least one frequency, got none");
-  for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
-    posenc::detail::require<non_finite_error>(std::isfinite(f.inv_freq[k]), where,
-                                              "freqs.inv_freq: expected finite frequencies, got ",
-                                              static_cast<double>(f.inv_freq[k]), " at index ", k);
-  posenc::detail::require<non_finite_error>(std::isfinite(f.attention_factor), where,
-                                            "freqs.attention_factor: expected a finite factor, got ", f.attention_factor);
-}
+/// The frequencies' validator (rotary::validate in frequencies.hpp: finite inv_freq >= 0 and an
+/// attention factor > 0, as tables require).
+inline void check_frequencies(const frequencies& f, std::string_view where) { (void)rotary::validate(f, where); }
 
 inline apply_plan make_apply_plan(std::size_t head_dim, const frequencies& f, const apply_options& opt, std::string_view where) {
   check_frequencies(f, where);
@@ -497,10 +493,17 @@ apply_plan validate_dense(const dense_view<T>& q, const dense_view<T>& k, const 
 /// The dense application with positions offsets[b] + s (offsets as int64).
 template <class T>
 void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::span<const std::int64_t> offsets,
-                 const apply_options& opt) {
+                 const apply_options& opt, std::span<const std::int64_t> ids = {}) {
   static_assert(is_storage_v<T>, "rotary::apply_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
   constexpr std::string_view where = "rotary::apply_inplace";
-  const apply_plan p = validate_dense(q, k, f, offsets, opt, where);
+  apply_plan p{};
+  if (ids.empty()) {
+    p = validate_dense(q, k, f, offsets, opt, where);
+  } else {  // explicit positions (apply_dense_ids): checked there, not seq against max_positions
+    apply_options shape_opt = opt;
+    shape_opt.max_positions = 0;
+    p = validate_dense(q, k, f, {}, shape_opt, where);
+  }
   const bool has_k = k.data != nullptr || k.elements() != 0;
   const std::size_t B = q.sizes[0], S = q.sizes[2];
   if (B == 0 || S == 0 || q.sizes[3] == 0) return;
@@ -535,8 +538,19 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
     const std::size_t n = std::min(chunk, S - s0);
     std::int64_t have = -1;
     for (std::size_t b = 0; b < B; ++b) {
-      const std::int64_t o = offsets.empty() ? 0 : offsets[b];
-      if (o != have) {
+      if (!ids.empty()) {
+        // explicit positions: [seq] (shared, formed once) or [batch, seq]; a consecutive chunk as
+        // the offsets path forms it, any other position by position
+        if (ids.size() != S || b == 0) {
+          const std::int64_t* x = ids.data() + (ids.size() == S ? 0 : b * S) + s0;
+          bool run = true;
+          for (std::size_t r = 1; r < n && run; ++r) run = x[r] == x[0] + static_cast<std::int64_t>(r);
+          if (run)
+            co.set_run(n, static_cast<wide>(x[0]));
+          else
+            for (std::size_t r = 0; r < n; ++r) co.set(r, static_cast<wide>(x[r]));
+        }
+      } else if (const std::int64_t o = offsets.empty() ? 0 : offsets[b]; o != have) {
         co.set_run(n, static_cast<wide>(o + static_cast<std::int64_t>(s0)));
         have = o;
       }
@@ -621,6 +635,96 @@ void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seql
   if (bad) fail_non_finite(q, k, where);
 }
 
+/// Check explicit positions: each in [0, 2^53) and below opt.max_positions when set (no std::abs:
+/// INT64_MIN is rejected as negative like any other).
+inline void check_position_ids(std::span<const std::int64_t> ids, const apply_options& opt, std::string_view where) {
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    posenc::detail::require(ids[i] >= 0, where, "position_ids[", i, "]: expected a position >= 0, got ", ids[i]);
+    posenc::detail::require(ids[i] < (std::int64_t{1} << 53), where, "position_ids[", i,
+                            "]: expected a position < 2^53, got ", ids[i]);
+    posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(ids[i]) < opt.max_positions, where,
+                            "position_ids[", i, "]: expected a position < max_positions = ", opt.max_positions, ", got ",
+                            ids[i]);
+  }
+}
+
+/// Rotate rows [0, n) whose positions are ids[0..n) with rotate_rows: maximal runs of consecutive
+/// positions as runs (the arithmetic of the offsets path for a run starting at its first
+/// position), isolated positions together, each evaluated exactly.
+template <class T, class W, class Qrow, class Krow>
+bool rotate_positions(std::span<const std::int64_t> ids, Qrow q_row, std::size_t q_heads, std::ptrdiff_t q_head_stride,
+                      Krow k_row, std::size_t k_heads, std::ptrdiff_t k_head_stride, const frequencies& f,
+                      const apply_options& opt, const apply_plan& p) {
+  const std::size_t n = ids.size();
+  bool bad = false;
+  const auto continues = [&](std::size_t j) { return ids[j] == ids[j - 1] + 1; };
+  std::size_t i = 0;
+  while (i < n) {
+    std::size_t j = i + 1;
+    while (j < n && continues(j)) ++j;
+    bool consecutive = true;
+    if (j - i == 1) {  // isolated positions: up to the next run of two or more
+      while (j < n && !(j + 1 < n && continues(j + 1))) ++j;
+      consecutive = false;
+    }
+    const std::size_t first = i;
+    bad |= rotate_rows<T, W>(
+        j - i, [&](std::size_t r) { return q_row(first + r); }, q_heads, q_head_stride,
+        [&](std::size_t r) { return k_row(first + r); }, k_heads, k_head_stride,
+        [&](std::size_t r) { return static_cast<wide>(ids[first + r]); }, consecutive, f, opt, p);
+    i = j;
+  }
+  return bad;
+}
+
+/// The dense application with explicit positions: ids [seq] (shared by every sequence) or
+/// [batch, seq] row-major. A chunk of 256 positions that are consecutive is formed as the offsets
+/// path forms it (so positions offsets[b] + s give bitwise the offsets path's result), others
+/// position by position (exact phases).
+template <class T>
+void apply_dense_ids(dense_view<T> q, dense_view<T> k, const frequencies& f, std::span<const std::int64_t> ids,
+                     const apply_options& opt) {
+  constexpr std::string_view where = "rotary::apply_inplace";
+  check_view(q, "q", where);
+  const std::size_t B = q.sizes[0], S = q.sizes[2];
+  posenc::detail::require<shape_error>(ids.size() == S || ids.size() == B * S, where,
+                                       "position_ids: expected seq = ", S, " or batch * seq = ", B * S,
+                                       " positions ([seq] or [batch, seq]), got ", ids.size());
+  check_position_ids(ids, opt, where);
+  if (ids.empty()) {  // no positions (seq = 0): the shapes are still checked
+    apply_options shape_opt = opt;
+    shape_opt.max_positions = 0;
+    (void)validate_dense(q, k, f, {}, shape_opt, where);
+    return;
+  }
+  apply_dense<T>(q, k, f, {}, opt, ids);
+}
+
+/// The ragged application with explicit positions: ids [tokens].
+template <class T>
+void apply_ragged_ids(ragged_view<T> q, ragged_view<T> k, std::span<const std::int64_t> ids, const frequencies& f,
+                      const apply_options& opt) {
+  static_assert(is_storage_v<T>,
+                "rotary::apply_ragged_inplace: storage must be float, double, Eigen::half or Eigen::bfloat16");
+  constexpr std::string_view where = "rotary::apply_ragged_inplace";
+  const std::int64_t cu[2] = {0, static_cast<std::int64_t>(q.sizes[0])};
+  apply_options shape_opt = opt;
+  shape_opt.max_positions = 0;
+  const apply_plan p =
+      validate_ragged<T, std::int64_t>(q, k, std::span<const std::int64_t>(cu, 2), {}, f, shape_opt, where);
+  const bool has_k = k.data != nullptr || k.elements() != 0;
+  posenc::detail::require<shape_error>(ids.size() == q.sizes[0], where, "position_ids: expected one position per token (",
+                                       q.sizes[0], "), got ", ids.size());
+  check_position_ids(ids, opt, where);
+  if (q.sizes[0] == 0 || q.sizes[2] == 0) return;
+  using W = work_t<T>;
+  const bool bad = rotate_positions<T, W>(
+      ids, [&](std::size_t r) { return q.data + static_cast<std::ptrdiff_t>(r) * q.strides[0]; }, q.sizes[1],
+      q.strides[1], [&](std::size_t r) { return k.data + static_cast<std::ptrdiff_t>(r) * k.strides[0]; },
+      has_k ? k.sizes[1] : 0, has_k ? k.strides[1] : 0, f, opt, p);
+  if (bad) fail_non_finite(q, k, where);
+}
+
 }  // namespace detail
 
 /// Rotate q and k ([batch, heads, seq, head_dim], heads may differ between q and k) in place:
@@ -639,6 +743,49 @@ template <class T, std::integral I>
 void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seqlens,
                           std::span<const I> offsets, const frequencies& freqs, const apply_options& opt = {}) {
   detail::apply_ragged<T, I>(q, k, cu_seqlens, offsets, freqs, opt);
+}
+
+/// The validation of apply_inplace (shapes, strides, frequencies, options, offsets) without the
+/// application: for callers that rotate elsewhere (posenc/device/rotary.hpp).
+template <class T>
+void validate_apply(const dense_view<T>& q, const dense_view<T>& k, const frequencies& freqs,
+                    std::span<const std::int64_t> offsets, const apply_options& opt, std::string_view where) {
+  (void)detail::validate_dense(q, k, freqs, offsets, opt, where);
+}
+
+/// The validation of apply_ragged_inplace without the application.
+template <class T, std::integral I>
+void validate_apply_ragged(const ragged_view<T>& q, const ragged_view<T>& k, std::span<const I> cu_seqlens,
+                     std::span<const I> offsets, const frequencies& freqs, const apply_options& opt,
+                     std::string_view where) {
+  (void)detail::validate_ragged(q, k, cu_seqlens, offsets, freqs, opt, where);
+}
+
+/// Explicit per-token positions (transformers' position_ids: left padding, packed sequences,
+/// speculative decoding), int64, each in [0, 2^53) and below apply_options::max_positions when set.
+/// A distinct type so that the offsets overloads stay unambiguous.
+struct position_ids {
+  explicit position_ids(std::span<const std::int64_t> v) noexcept : ids(v) {}
+  std::span<const std::int64_t> ids;
+};
+
+/// Rotate q and k ([batch, heads, seq, head_dim]) in place at explicit positions: pos.ids holds
+/// seq positions (shared by every sequence, transformers' [1, seq]) or batch * seq ([batch, seq],
+/// row-major). Positions offsets[b] + s give bitwise the result of the offsets overload.
+template <class T>
+void apply_inplace(dense_view<T> q, dense_view<T> k, const frequencies& freqs, position_ids pos,
+                   const apply_options& opt = {}) {
+  detail::apply_dense_ids<T>(q, k, freqs, pos.ids, opt);
+}
+
+/// Rotate ragged q and k ([tokens, heads, head_dim]) in place, token t at position pos.ids[t]
+/// (packed sequences need no cu_seqlens: each token carries its position). Runs of consecutive
+/// positions are rotated as the offsets overload rotates a sequence starting at the run's first
+/// position (bitwise the same when the runs are the sequences).
+template <class T>
+void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, position_ids pos, const frequencies& freqs,
+                          const apply_options& opt = {}) {
+  detail::apply_ragged_ids<T>(q, k, pos.ids, freqs, opt);
 }
 
 /// The xPos decay of pair k of a rotary_dim-wide head: zeta_k = (2k / rotary_dim + gamma) / (1 + gamma).

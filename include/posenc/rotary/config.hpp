@@ -1,225 +1,432 @@
 // SPDX-License-Identifier: MIT
-// The rotary (and ALiBi) configuration of a model from its Hugging Face config.json: rope_theta,
-// the rope_scaling dict (rope_type, or the legacy `type` key), head_dim or hidden_size /
-// num_attention_heads, partial_rotary_factor, max_position_embeddings and Phi-3's top-level
-// original_max_position_embeddings. Unknown keys inside rope_scaling, unknown rope types,
-// missing required keys and values of the wrong JSON type are each a rotary::config_error
-// naming the key; the resulting rope_config is then validated (rotary::validate).
+// The rotary (and ALiBi) configuration of a model from its Hugging Face config.json, as
+// transformers 5 reads it (or transformers 4.46, by load_options::semantics):
+//  - `rope_parameters`, flat or keyed by layer type (full_attention, sliding_attention, ...: one
+//    plan per layer type), or the legacy `rope_scaling` (`rope_type` or `type`) with the top-level
+//    `rope_theta` and `partial_rotary_factor`;
+//  - the fields that decide the rotary width or theta: head_dim (else hidden_size /
+//    num_attention_heads), qk_rope_head_dim (DeepSeek-V2/V3: the rotated part of the head),
+//    partial_rotary_factor (top level or inside rope_parameters; Phi-2), rope_local_base_freq (the
+//    theta of Gemma 3's sliding layers in legacy configs), global_head_dim (Gemma 4's full-attention
+//    layers), max_position_embeddings and Phi-3's top-level original_max_position_embeddings;
+//  - a multimodal config's `text_config` (Gemma 3/4) when present.
+// Every rule comes from the rule table (posenc/rotary/rules.hpp). A key that can change a frequency
+// and is not understood is a rotary::config_error naming it: an unknown key inside rope_parameters
+// / rope_scaling, a top-level key whose name contains "rope" or "rotary" that the loader does not
+// read (rotary_pct, rotary_emb_base, rope_ratio, ...), a missing head_dim or rope_theta of a
+// model type whose transformers default is not the generic one. Other keys cannot change a
+// frequency and are ignored (docs/extrapolation.md lists what is read).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <charconv>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <posenc/core/error.hpp>
 #include <posenc/io/json.hpp>
+#include <posenc/rotary/rules.hpp>
 #include <posenc/rotary/scaling.hpp>
 
 namespace posenc::rotary {
 
-/// A config.json that is not valid JSON, lacks a required key, has an unknown key in rope_scaling
-/// or a value of the wrong type. The message names the key.
-class config_error : public io_error {
- public:
-  using io_error::io_error;
+/// How to read a config.json.
+struct load_options {
+  rotary::semantics semantics = semantics::transformers_5;
+  /// transformers 4.46 only: which LongRoPE regime rule (the init function's or the Phi-3 module's).
+  longrope_rule longrope = longrope_rule::init_function;
+};
+
+/// One attention layer type's RoPE ("default" when the config is not per layer type).
+struct layer_plan {
+  std::string layer_type;
+  rotary::plan plan;
 };
 
 /// What a config.json says about positions.
 struct model_config {
-  rope_config rope;                       ///< validated; rope.type == default_rope without rope_scaling
+  std::string model_type;                 ///< "" if absent
+  std::vector<layer_plan> layers;         ///< one per layer type, in file order ("default" when flat)
+  std::vector<std::string> layer_types;   ///< the config's per-layer `layer_types` (empty if absent)
+  std::optional<bool> rope_interleave{};  ///< DeepSeek's rope_interleave (true: interleaved pairs)
   std::size_t num_attention_heads = 0;    ///< 0 if absent
   std::size_t num_key_value_heads = 0;    ///< 0 if absent (then equal to num_attention_heads in HF)
   bool alibi = false;                     ///< "alibi": true (BLOOM-style) or attn_config.alibi (MPT)
+  /// The legacy description of the default (or full_attention) layer's rule, for the rules a
+  /// rope_config can hold (the proportional rule leaves it at type default_rope); prefer layers.
+  rope_config rope;
+
+  /// The plan of a layer type; throws invalid_argument naming the known layer types if none.
+  [[nodiscard]] const rotary::plan& plan_for(std::string_view layer_type) const {
+    for (const auto& l : layers)
+      if (l.layer_type == layer_type) return l.plan;
+    std::string known;
+    for (const auto& l : layers) known += (known.empty() ? "" : ", ") + l.layer_type;
+    posenc::detail::fail("rotary::model_config::plan_for", "layer_type: expected one of ", known, ", got \"",
+                         layer_type, "\"");
+  }
+  /// The single plan of a config that is not per layer type, else the full_attention layers' plan.
+  [[nodiscard]] const rotary::plan& main_plan() const {
+    if (layers.size() == 1) return layers.front().plan;
+    return plan_for("full_attention");
+  }
 };
 
 namespace detail {
 
 using json_value = posenc::io::json::value;
 using json_kind = posenc::io::json::kind;
-using json_found = std::optional<json_value>;
 
-template <class... Parts>
-[[noreturn]] void config_fail(const Parts&... parts) {
-  posenc::detail::fail<config_error>("rotary::load_config", parts...);
+inline bool present(const std::optional<json_value>& v) { return v.has_value() && v->type() != json_kind::null; }
+
+template <std::size_t N>
+constexpr bool one_of(std::string_view s, const std::array<std::string_view, N>& set) {
+  return std::find(set.begin(), set.end(), s) != set.end();
 }
 
-inline bool present(const json_found& v) { return v.has_value() && v->type() != json_kind::null; }
+/// Top-level keys that the loader reads and whose names contain "rope" or "rotary".
+inline constexpr std::array<std::string_view, 7> understood_rope_keys{
+    "rope_theta", "rope_scaling", "rope_parameters", "partial_rotary_factor", "rope_local_base_freq",
+    "qk_rope_head_dim", "rope_interleave"};
 
-inline double json_number(const json_value& v, std::string_view key) {
-  if (!v.is_number()) config_fail(key, ": expected a number, got a JSON value of another type");
-  double x = 0;
-  const std::string_view t = v.text();
-  const char* b = t.data();
-  const auto [p, ec] = std::from_chars(b, b + t.size(), x);
-  if (ec != std::errc() || p != b + t.size() || !std::isfinite(x))
-    config_fail(key, ": expected a finite number, got ", t);
-  return x;
-}
+/// Model types whose transformers 5.23 config derives head_dim as hidden_size / num_attention_heads
+/// when it is absent (others have a class default: head_dim is then required).
+inline constexpr std::array<std::string_view, 12> derives_head_dim{
+    "llama", "mistral", "qwen2", "qwen2_moe", "phi", "phi3", "starcoder2", "olmo", "olmo2", "stablelm", "falcon",
+    "internlm2"};
 
-inline std::size_t json_count(const json_value& v, std::string_view key) {
-  const auto u = v.is_number() ? v.as_u64() : std::nullopt;
-  if (!u || *u > (std::uint64_t{1} << 53)) config_fail(key, ": expected a non-negative integer, got ", v.is_number() ? v.text() : std::string_view("a non-number"));
-  return static_cast<std::size_t>(*u);
-}
+/// Model types whose transformers 5.23 default rope_theta is 10000 (others: rope_theta is required,
+/// except Gemma 3's, whose defaults are known).
+inline constexpr std::array<std::string_view, 16> default_theta_10000{
+    "llama", "mistral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi", "phi3", "starcoder2", "olmo", "olmo2",
+    "stablelm", "falcon", "internlm2", "deepseek_v2", "deepseek_v3"};
 
-inline std::vector<double> json_numbers(const json_value& v, std::string_view key) {
-  if (!v.is_array()) config_fail(key, ": expected an array of numbers");
-  std::vector<double> out;
-  out.reserve(v.size());
-  std::size_t i = 0;
-  v.for_each_item([&](const json_value& item) {
-    out.push_back(json_number(item, std::string(key) + "[" + std::to_string(i) + "]"));
-    ++i;
-  });
-  return out;
-}
+/// Model types whose default rule ignores partial_rotary_factor in transformers 5.23 (their own
+/// compute_default_rope_parameters); the scaled rules honour it for every model.
+inline constexpr std::array<std::string_view, 20> default_rule_ignores_partial{
+    "llama", "mistral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "gemma",
+    "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "olmo", "olmo2", "starcoder2", "falcon", "internlm2"};
+/// Model types whose default rule honours partial_rotary_factor in transformers 5.23.
+inline constexpr std::array<std::string_view, 8> default_rule_honours_partial{
+    "phi", "phi3", "stablelm", "gpt_neox", "persimmon", "glm", "glm4", "nemotron"};
 
-/// The rope_scaling keys each rule accepts (besides rope_type / type).
-inline bool known_scaling_key(rope_type t, std::string_view k) {
-  const auto in = [&](std::initializer_list<std::string_view> ks) {
-    for (auto s : ks)
-      if (k == s) return true;
-    return false;
-  };
-  switch (t) {
-    case rope_type::default_rope: return false;
-    case rope_type::linear:
-    case rope_type::ntk: return in({"factor"});
-    case rope_type::dynamic: return in({"factor", "original_max_position_embeddings"});
-    case rope_type::yarn:
-      return in({"factor", "attention_factor", "beta_fast", "beta_slow", "original_max_position_embeddings", "mscale",
-                 "mscale_all_dim"});
-    case rope_type::longrope:
-      return in({"short_factor", "long_factor", "factor", "attention_factor", "original_max_position_embeddings"});
-    case rope_type::llama3:
-      return in({"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"});
+inline bool is_gemma3(std::string_view t) { return t == "gemma3" || t == "gemma3_text"; }
+inline bool is_gemma4(std::string_view t) { return t == "gemma4" || t == "gemma4_text"; }
+
+/// Build one layer type's plan from its params object (rope_parameters, one of its layer entries,
+/// or rope_scaling); `params` absent: the default rule.
+inline rotary::plan layer_from(const std::optional<json_value>& params, const std::string& prefix, rope_context ctx,
+                       const std::optional<double>& theta_fallback, bool type_required, const load_options& opt,
+                       const std::optional<double>& top_partial, rope_config* legacy, std::string_view model_type,
+                       bool nested_layer) {
+  std::string type_name = "default";
+  if (params) {
+    if (!params->is_object()) config_fail(prefix, ": expected an object or null");
+    auto rt = params->find("rope_type");
+    if (!present(rt)) rt = params->find("type");  // legacy key
+    if (present(rt)) {
+      if (!rt->is_string()) config_fail(prefix, ".rope_type: expected a string");
+      type_name = std::string(rt->text());
+    } else if (type_required) {
+      config_fail(prefix, ".rope_type: missing (neither \"rope_type\" nor the legacy \"type\" is given)");
+    }
+    bool known = false;
+    (void)rule_accepts_key(type_name, "", &known);
+    if (!known) {
+      std::string names;
+      for (auto n : rule_names()) names += (names.empty() ? "" : ", ") + std::string(n);
+      config_fail(prefix, ".rope_type: unknown rope_type \"", type_name, "\" (expected one of ", names, ", or su)");
+    }
+    params->for_each_member([&](std::string_view k, const json_value&) {
+      if (k == "rope_type" || k == "type" || k == "rope_theta" || k == "partial_rotary_factor") return;
+      if (!rule_accepts_key(type_name, k))
+        config_fail(prefix, ".", k, ": unknown key for rope_type '", type_name,
+                    "' (a key that may change the frequencies is never ignored)");
+    });
   }
-  return false;
+  const param_reader reader(params ? *params : json_value(nullptr, 0), prefix, type_name);
+  std::optional<double> theta = params ? reader.number("rope_theta") : std::nullopt;
+  if (!theta) theta = theta_fallback;
+  if (!theta)
+    config_fail(params ? prefix + ".rope_theta" : std::string("rope_theta"),
+                ": missing, and the model type's default rope_theta is not known");
+  ctx.theta = *theta;
+  std::optional<double> partial = params ? reader.number("partial_rotary_factor") : std::nullopt;
+  if (!partial) partial = top_partial;
+  if (partial) ctx.partial_rotary_factor = *partial;
+  ctx.semantics = opt.semantics;
+  rule r = params ? *parse_rule(type_name, reader) : rule(rules::default_rope{});
+  if (std::holds_alternative<rules::default_rope>(r) && partial && *partial != 1.0 &&
+      opt.semantics == semantics::transformers_5 && !model_type.empty() &&
+      !one_of(model_type, default_rule_honours_partial)) {
+    // transformers 5: the default rule of these models rotates the whole head whatever the factor
+    if (!one_of(model_type, default_rule_ignores_partial))
+      config_fail(prefix, ".partial_rotary_factor: whether model_type \"", model_type,
+                  "\" applies it to the default rule is not known");
+    ctx.partial_rotary_factor = 1.0;
+  }
+  if (nested_layer && params && params->find("truncate"))
+    config_fail(prefix, ".truncate: transformers 5.23 reads truncate only from a flat rope_parameters (it ignores it "
+                        "in a layer type's entry)");
+  if (auto* l = std::get_if<rules::longrope>(&r)) l->regime = opt.longrope;
+  if (legacy != nullptr) {
+    // the rope_config view of the same rule (rules outside the enum leave it at the default)
+    rope_config& c = *legacy;
+    c.theta = ctx.theta;
+    c.head_dim = ctx.head_dim;
+    c.partial_rotary_factor = ctx.partial_rotary_factor;
+    c.max_position_embeddings = ctx.max_position_embeddings;
+    c.longrope_switch = opt.longrope;
+    if (const auto t = parse_rope_type(type_name)) c.type = *t;
+    std::visit(
+        [&](const auto& x) {
+          using R = std::remove_cvref_t<decltype(x)>;
+          if constexpr (std::is_same_v<R, rules::linear> || std::is_same_v<R, rules::ntk> ||
+                        std::is_same_v<R, rules::dynamic>) {
+            c.factor = x.factor;
+          } else if constexpr (std::is_same_v<R, rules::yarn>) {
+            c.factor = x.factor.value_or(1.0);
+            c.attention_factor = x.attention_factor;
+            c.beta_fast = x.beta_fast.value_or(32.0);
+            c.beta_slow = x.beta_slow.value_or(1.0);
+            c.mscale = x.mscale;
+            c.mscale_all_dim = x.mscale_all_dim;
+            c.original_max_position_embeddings = x.original_max_position_embeddings.value_or(0);
+          } else if constexpr (std::is_same_v<R, rules::longrope>) {
+            c.short_factor = x.short_factor;
+            c.long_factor = x.long_factor;
+            c.factor = x.factor.value_or(1.0);
+            c.attention_factor = x.attention_factor;
+            c.original_max_position_embeddings = ctx.original_max_position_embeddings > 0
+                                                     ? ctx.original_max_position_embeddings
+                                                     : x.original_max_position_embeddings.value_or(0);
+          } else if constexpr (std::is_same_v<R, rules::llama3>) {
+            c.factor = x.factor;
+            c.low_freq_factor = x.low_freq_factor;
+            c.high_freq_factor = x.high_freq_factor;
+            c.original_max_position_embeddings = x.original_max_position_embeddings.value_or(0);
+          }
+        },
+        r);
+  }
+  return rotary::plan(ctx, std::move(r));
 }
 
 }  // namespace detail
 
-/// The positional configuration of a config.json text. head_dim comes from "head_dim" when
-/// present (and not null), else hidden_size / num_attention_heads. rope_theta defaults to 10000
-/// when absent (as HF's LlamaConfig). Throws config_error (bad JSON, missing/unknown key, wrong
-/// type) or the invalid_argument of rotary::validate (a value out of range).
-inline model_config load_config(std::string_view json_text, longrope_rule rule = longrope_rule::init_function) {
+/// The positional configuration of a config.json text. Throws config_error (bad JSON, a missing
+/// key, a key that may change a frequency and is not understood, a wrong type) or the
+/// invalid_argument of rotary::plan (a value out of range).
+inline model_config load_config(std::string_view json_text, const load_options& opt = {}) {
   using detail::config_fail;
   using detail::present;
+  using detail::json_value;
   const auto doc = posenc::io::json::parse(
       json_text, [](std::size_t off, std::string_view msg) { config_fail("bad JSON at offset ", off, ": ", msg); },
       std::size_t{1} << 20);
-  const detail::json_value root = doc.root();
+  json_value root = doc.root();
   if (!root.is_object()) config_fail("config.json: expected a JSON object at the top level");
   model_config m;
-  rope_config& c = m.rope;
-  c.longrope_switch = rule;
+  if (const auto mt = root.find("model_type"); present(mt) && mt->is_string()) m.model_type = std::string(mt->text());
+  std::string prefix;
+  if (const auto tc = root.find("text_config"); present(tc)) {
+    if (!tc->is_object()) config_fail("text_config: expected an object");
+    root = *tc;  // multimodal: the language model's fields
+    prefix = "text_config.";
+    if (const auto mt = root.find("model_type"); present(mt) && mt->is_string()) m.model_type = std::string(mt->text());
+  }
+  const auto key = [&](std::string_view k) { return prefix + std::string(k); };
+  const std::string& mt = m.model_type;
+
+  // every top-level key that names RoPE must be one the loader reads
+  root.for_each_member([&](std::string_view k, const json_value&) {
+    const bool ropey = k.find("rope") != std::string_view::npos || k.find("rotary") != std::string_view::npos;
+    if (ropey && !detail::one_of(k, detail::understood_rope_keys))
+      config_fail(key(k), ": not understood (a key that may change the RoPE frequencies is never ignored)");
+  });
+
   const auto heads = root.find("num_attention_heads");
-  if (present(heads)) m.num_attention_heads = detail::json_count(*heads, "num_attention_heads");
+  if (present(heads)) m.num_attention_heads = detail::json_count(*heads, key("num_attention_heads"));
   if (const auto kv = root.find("num_key_value_heads"); present(kv))
-    m.num_key_value_heads = detail::json_count(*kv, "num_key_value_heads");
+    m.num_key_value_heads = detail::json_count(*kv, key("num_key_value_heads"));
   if (const auto a = root.find("alibi"); a && a->type() == detail::json_kind::boolean) m.alibi = a->boolean();
   if (const auto ac = root.find("attn_config"); ac && ac->is_object())
     if (const auto a = ac->find("alibi"); a && a->type() == detail::json_kind::boolean) m.alibi = a->boolean();
-
-  if (const auto hd = root.find("head_dim"); present(hd)) {
-    c.head_dim = detail::json_count(*hd, "head_dim");
-  } else {
-    const auto hidden = root.find("hidden_size");
-    if (!present(hidden)) config_fail("head_dim: missing (and hidden_size is missing too, so it cannot be derived)");
-    if (!present(heads)) config_fail("head_dim: missing (and num_attention_heads is missing too, so it cannot be derived)");
-    const std::size_t hs = detail::json_count(*hidden, "hidden_size");
-    if (m.num_attention_heads == 0) config_fail("num_attention_heads: expected a positive integer, got 0");
-    c.head_dim = hs / m.num_attention_heads;  // HF: hidden_size // num_attention_heads
+  if (const auto ri = root.find("rope_interleave"); present(ri)) {
+    if (ri->type() != detail::json_kind::boolean) config_fail(key("rope_interleave"), ": expected true or false");
+    m.rope_interleave = ri->boolean();
   }
-  if (const auto t = root.find("rope_theta"); present(t)) c.theta = detail::json_number(*t, "rope_theta");
-  if (const auto p = root.find("partial_rotary_factor"); present(p))
-    c.partial_rotary_factor = detail::json_number(*p, "partial_rotary_factor");
+  if (const auto lt = root.find("layer_types"); present(lt)) {
+    if (!lt->is_array()) config_fail(key("layer_types"), ": expected an array of strings");
+    lt->for_each_item([&](const json_value& v) {
+      if (!v.is_string()) config_fail(key("layer_types"), ": expected an array of strings");
+      m.layer_types.emplace_back(v.text());
+    });
+  }
+
+  rope_context ctx;
+  ctx.semantics = opt.semantics;
+  if (const auto q = root.find("qk_rope_head_dim"); present(q)) {
+    ctx.head_dim = detail::json_count(*q, key("qk_rope_head_dim"));  // DeepSeek: head_dim = qk_rope_head_dim
+  } else if (const auto hd = root.find("head_dim"); present(hd) && detail::json_count(*hd, key("head_dim")) > 0) {
+    ctx.head_dim = detail::json_count(*hd, key("head_dim"));
+  } else if (detail::is_gemma3(mt) || detail::is_gemma4(mt)) {
+    ctx.head_dim = 256;  // Gemma3TextConfig's and Gemma4TextConfig's default
+  } else {
+    if (!mt.empty() && !detail::one_of(std::string_view(mt), detail::derives_head_dim))
+      config_fail(key("head_dim"), ": missing, and model_type \"", mt,
+                  "\" does not derive it as hidden_size / num_attention_heads in transformers");
+    const auto hidden = root.find("hidden_size");
+    if (!present(hidden))
+      config_fail(key("head_dim"), ": missing (and hidden_size is missing too, so it cannot be derived)");
+    if (!present(heads))
+      config_fail(key("head_dim"), ": missing (and num_attention_heads is missing too, so it cannot be derived)");
+    const std::size_t hs = detail::json_count(*hidden, key("hidden_size"));
+    if (m.num_attention_heads == 0) config_fail(key("num_attention_heads"), ": expected a positive integer, got 0");
+    ctx.head_dim = hs / m.num_attention_heads;  // HF: hidden_size // num_attention_heads
+  }
   if (const auto mp = root.find("max_position_embeddings"); present(mp))
-    c.max_position_embeddings = detail::json_count(*mp, "max_position_embeddings");
+    ctx.max_position_embeddings = detail::json_count(*mp, key("max_position_embeddings"));
   std::size_t top_original = 0;
   if (const auto o = root.find("original_max_position_embeddings"); present(o))
-    top_original = detail::json_count(*o, "original_max_position_embeddings");
+    top_original = detail::json_count(*o, key("original_max_position_embeddings"));
+  std::optional<double> top_theta, top_partial, local_theta;
+  if (const auto t = root.find("rope_theta"); present(t)) top_theta = detail::json_number(*t, key("rope_theta"));
+  if (const auto p = root.find("partial_rotary_factor"); present(p))
+    top_partial = detail::json_number(*p, key("partial_rotary_factor"));
+  if (mt == "phi3" && top_original == 0) top_original = 4096;  // Phi3Config's default, which transformers 5 applies
+  if (mt == "phi" && !top_partial) top_partial = 0.5;           // PhiConfig's default
+  if (const auto l = root.find("rope_local_base_freq"); present(l))
+    local_theta = detail::json_number(*l, key("rope_local_base_freq"));
 
+  // the model type's default theta (transformers' default_theta) for the layers that give none
+  const auto default_theta = [&](std::string_view layer_type) -> std::optional<double> {
+    if (detail::is_gemma3(mt)) return layer_type == "sliding_attention" ? 10000.0 : 1000000.0;
+    if (mt.empty() || detail::one_of(std::string_view(mt), detail::default_theta_10000)) return 10000.0;
+    return std::nullopt;
+  };
+  // per_layer_config (transformers 5: {"05": {"head_dim": 512}, ...}, keyed by layer index): the
+  // head_dim of a layer type, which every layer of that type must agree on
+  std::vector<std::pair<std::string, std::size_t>> type_head_dim;
+  if (const auto plc = root.find("per_layer_config"); present(plc)) {
+    if (!plc->is_object()) config_fail(key("per_layer_config"), ": expected an object");
+    plc->for_each_member([&](std::string_view idx, const json_value& v) {
+      const std::string where = key("per_layer_config.") + std::string(idx);
+      if (!v.is_object()) config_fail(where, ": expected an object");
+      v.for_each_member([&](std::string_view k, const json_value&) {
+        const bool ropey = k.find("rope") != std::string_view::npos || k.find("rotary") != std::string_view::npos ||
+                           k.find("position") != std::string_view::npos || k == "hidden_size" ||
+                           k == "num_attention_heads";
+        if (ropey) config_fail(where, ".", k, ": a per-layer override of a RoPE field is not understood");
+      });
+      const auto hd = v.find("head_dim");
+      if (!present(hd)) return;
+      std::size_t layer = 0;
+      const auto [p, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), layer);
+      if (ec != std::errc() || p != idx.data() + idx.size() || layer >= m.layer_types.size())
+        config_fail(where, ": expected a layer index below the ", m.layer_types.size(), " entries of layer_types");
+      const std::string& lt = m.layer_types[layer];
+      const std::size_t d = detail::json_count(*hd, where + ".head_dim");
+      for (const auto& [t, e] : type_head_dim)
+        if (t == lt && e != d)
+          config_fail(where, ".head_dim: layers of type ", lt, " disagree (", e, " and ", d, ")");
+      type_head_dim.emplace_back(lt, d);
+    });
+  }
+  const auto head_dim_of = [&](std::string_view layer_type) -> std::size_t {
+    for (const auto& [t, d] : type_head_dim)
+      if (t == layer_type) return d;
+    if (detail::is_gemma4(mt) && layer_type == "full_attention") {
+      if (const auto g = root.find("global_head_dim"); present(g)) return detail::json_count(*g, key("global_head_dim"));
+      return 512;  // Gemma4TextConfig's default
+    }
+    return ctx.head_dim;
+  };
+
+  const auto rp = root.find("rope_parameters");
   const auto rs = root.find("rope_scaling");
-  if (!present(rs)) {
-    validate(c);
-    return m;
+  if (present(rp) && present(rs))
+    config_fail(key("rope_scaling"), ": given together with rope_parameters (transformers 5 would use rope_scaling "
+                                     "and drop rope_parameters); keep one");
+  if (present(rp)) {
+    if (!rp->is_object()) config_fail(key("rope_parameters"), ": expected an object or null");
+    // keyed by layer type when a key is a layer type (in layer_types, or an "*_attention" name) with an object value
+    std::vector<std::pair<std::string, json_value>> nested;
+    std::string flat_key;
+    rp->for_each_member([&](std::string_view k, const json_value& v) {
+      const bool layer = (std::find(m.layer_types.begin(), m.layer_types.end(), k) != m.layer_types.end() ||
+                          (k.size() > 10 && k.substr(k.size() - 10) == "_attention")) &&
+                         (v.is_object() || v.type() == detail::json_kind::null);
+      if (layer)
+        nested.emplace_back(std::string(k), v);
+      else if (flat_key.empty())
+        flat_key = std::string(k);
+    });
+    if (!nested.empty() && !flat_key.empty())
+      config_fail(key("rope_parameters"), ".", flat_key, ": expected only layer types (", nested.front().first,
+                  ", ...) in a rope_parameters keyed by layer type");
+    if (nested.empty()) {
+      ctx.original_max_position_embeddings = top_original;  // transformers 5: the model-level field overrides
+      rope_context c = ctx;
+      c.head_dim = head_dim_of("default");
+      m.layers.push_back({"default", detail::layer_from(*rp, key("rope_parameters"), c,
+                                                        top_theta ? top_theta : default_theta("default"), false, opt,
+                                                        top_partial, &m.rope, mt, false)});
+    } else {
+      for (const auto& [lt, v] : nested) {
+        rope_context c = ctx;
+        c.head_dim = head_dim_of(lt);
+        const std::optional<json_value> params = v.type() == detail::json_kind::null ? std::nullopt
+                                                                                     : std::optional<json_value>(v);
+        std::optional<double> fallback = top_theta ? top_theta : default_theta(lt);
+        if (lt == "sliding_attention" && local_theta) fallback = local_theta;
+        const bool main = lt == "full_attention" || nested.size() == 1;
+        m.layers.push_back({lt, detail::layer_from(params, key("rope_parameters") + "." + lt, c, fallback, false, opt,
+                                                   top_partial, main ? &m.rope : nullptr, mt, true)});
+      }
+    }
+  } else {
+    // legacy: rope_scaling + rope_theta (+ Gemma 3's rope_local_base_freq for its sliding layers)
+    ctx.original_max_position_embeddings = top_original;
+    const std::optional<json_value> scaling = present(rs) ? rs : std::nullopt;
+    const bool per_type = detail::is_gemma3(mt) || local_theta.has_value();
+    const std::string main_type = per_type ? "full_attention" : "default";
+    rope_context c = ctx;
+    c.head_dim = head_dim_of(main_type);
+    m.layers.push_back({main_type, detail::layer_from(scaling, key("rope_scaling"), c,
+                                                      top_theta ? top_theta : default_theta(main_type), true, opt,
+                                                      top_partial, &m.rope, mt, false)});
+    if (per_type) {
+      rope_context s = ctx;
+      s.head_dim = head_dim_of("sliding_attention");
+      m.layers.push_back({"sliding_attention",
+                          detail::layer_from(std::nullopt, key("rope_local_base_freq"), s,
+                                             local_theta ? local_theta : default_theta("sliding_attention"), false,
+                                             opt, top_partial, nullptr, mt, false)});
+    }
   }
-  if (!rs->is_object()) config_fail("rope_scaling: expected an object or null");
-  auto rt = rs->find("rope_type");
-  if (!present(rt)) rt = rs->find("type");  // legacy key
-  if (!present(rt)) config_fail("rope_scaling.rope_type: missing (neither \"rope_type\" nor the legacy \"type\" is given)");
-  if (!rt->is_string()) config_fail("rope_scaling.rope_type: expected a string");
-  const auto type = parse_rope_type(rt->text());
-  if (!type)
-    config_fail("rope_scaling.rope_type: unknown rope_type \"", rt->text(),
-                "\" (expected default, linear, ntk, dynamic, yarn, longrope (or su), llama3)");
-  c.type = *type;
-  rs->for_each_member([&](std::string_view k, const detail::json_value&) {
-    if (k == "rope_type" || k == "type") return;
-    if (!detail::known_scaling_key(c.type, k))
-      config_fail("rope_scaling.", k, ": unknown key for rope_type '", name(c.type), "'");
-  });
-  const auto number = [&](std::string_view key, bool required) -> std::optional<double> {
-    const auto v = rs->find(key);
-    if (!present(v)) {
-      if (required) config_fail("rope_scaling.", key, ": missing (required by rope_type '", name(c.type), "')");
-      return std::nullopt;
-    }
-    return detail::json_number(*v, std::string("rope_scaling.") + std::string(key));
-  };
-  const auto count = [&](std::string_view key, bool required) -> std::size_t {
-    const auto v = rs->find(key);
-    if (!present(v)) {
-      if (required) config_fail("rope_scaling.", key, ": missing (required by rope_type '", name(c.type), "')");
-      return 0;
-    }
-    return detail::json_count(*v, std::string("rope_scaling.") + std::string(key));
-  };
-  switch (c.type) {
-    case rope_type::default_rope: break;
-    case rope_type::linear:
-    case rope_type::ntk:
-    case rope_type::dynamic:
-      c.factor = *number("factor", true);
-      break;  // dynamic: original_max_position_embeddings is accepted and not used (as HF 4.46)
-    case rope_type::yarn:
-      c.factor = *number("factor", true);
-      c.attention_factor = number("attention_factor", false);
-      c.beta_fast = number("beta_fast", false).value_or(32.0);
-      c.beta_slow = number("beta_slow", false).value_or(1.0);
-      c.mscale = number("mscale", false);
-      c.mscale_all_dim = number("mscale_all_dim", false);
-      c.original_max_position_embeddings = count("original_max_position_embeddings", false);
-      break;
-    case rope_type::longrope: {
-      for (std::string_view key : {"short_factor", "long_factor"})
-        if (!present(rs->find(key))) config_fail("rope_scaling.", key, ": missing (required by rope_type 'longrope')");
-      c.short_factor = detail::json_numbers(*rs->find("short_factor"), "rope_scaling.short_factor");
-      c.long_factor = detail::json_numbers(*rs->find("long_factor"), "rope_scaling.long_factor");
-      c.attention_factor = number("attention_factor", false);
-      c.original_max_position_embeddings =
-          top_original > 0 ? top_original : count("original_max_position_embeddings", false);
-      c.factor = number("factor", c.original_max_position_embeddings == 0).value_or(1.0);
-      break;
-    }
-    case rope_type::llama3:
-      c.factor = *number("factor", true);
-      c.low_freq_factor = *number("low_freq_factor", true);
-      c.high_freq_factor = *number("high_freq_factor", true);
-      c.original_max_position_embeddings = count("original_max_position_embeddings", true);
-      break;
-  }
-  validate(c);
+  // transformers 5's dynamic, yarn and longrope read getattr(config, "head_dim", ...): a null
+  // head_dim is no width for them (transformers raises TypeError), not hidden_size / heads
+  if (const auto hd = root.find("head_dim"); opt.semantics == semantics::transformers_5 && hd &&
+                                             hd->type() == detail::json_kind::null && !present(root.find("qk_rope_head_dim")))
+    for (const auto& l : m.layers)
+      if (std::holds_alternative<rules::dynamic>(l.plan.rule()) || std::holds_alternative<rules::yarn>(l.plan.rule()) ||
+          std::holds_alternative<rules::longrope>(l.plan.rule()))
+        config_fail(key("head_dim"), ": null, which transformers 5 cannot use for rope_type '", l.plan.rope_type(),
+                    "' (it reads head_dim without the hidden_size / num_attention_heads fallback); give head_dim");
   return m;
+}
+
+/// load_config with transformers 4.46 semantics and the given LongRoPE regime rule.
+inline model_config load_config(std::string_view json_text, longrope_rule rule) {
+  return load_config(json_text, load_options{semantics::transformers_4_46, rule});
 }
 
 }  // namespace posenc::rotary

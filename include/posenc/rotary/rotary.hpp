@@ -32,12 +32,15 @@ struct options {
   double position_step = 1.0;     ///< row i has position first_position + i * position_step
 };
 
-namespace detail {
-struct plan {
+/// The heads of a row of `cols` columns under an options: head_dim, rotary_dim and heads.
+struct row_heads {
   std::size_t head_dim, rotary_dim, heads;
 };
 
-inline plan make_plan(std::size_t cols, const options& opt, std::string_view where) {
+/// Validate opt for rows of `cols` columns (base, positions, layout, head_dim dividing cols, an
+/// even rotary_dim <= head_dim); throws invalid_argument / shape_error / non_finite_error naming the
+/// field, with `where` as the caller.
+inline row_heads validate(std::size_t cols, const options& opt, std::string_view where = "rotary::options") {
   posenc::detail::require<non_finite_error>(std::isfinite(opt.base), where, "options.base: expected a finite base, got ",
                                             opt.base);
   posenc::detail::require(opt.base > 0, where, "options.base: expected base > 0, got ", opt.base);
@@ -56,19 +59,27 @@ inline plan make_plan(std::size_t cols, const options& opt, std::string_view whe
   return {hd, rd, cols / hd};
 }
 
-/// The frequencies base^(-2k / rotary_dim) in long double (base validated by make_plan; any base > 0).
-inline frequencies options_frequencies(const plan& p, const options& opt) {
+/// The frequencies of an options, base^(-2k / rotary_dim) in long double (rotary_dim from
+/// rotary::validate; any base > 0).
+inline frequencies options_frequencies(const options& opt, std::size_t rotary_dim) {
   frequencies f;
-  f.inv_freq.resize(p.rotary_dim / 2);
-  const numeric::wide lb = std::log(static_cast<numeric::wide>(opt.base));
+  f.inv_freq.resize(rotary_dim / 2);
   for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
-    f.inv_freq[k] = std::exp(-lb * static_cast<numeric::wide>(2 * k) / static_cast<numeric::wide>(p.rotary_dim));
+    f.inv_freq[k] = detail::default_inv_freq(k, rotary_dim, static_cast<numeric::wide>(opt.base));
   return f;
+}
+
+namespace detail {
+inline row_heads make_plan(std::size_t cols, const options& opt, std::string_view where) {
+  return rotary::validate(cols, opt, where);
+}
+inline frequencies options_frequencies(const row_heads& p, const options& opt) {
+  return rotary::options_frequencies(opt, p.rotary_dim);
 }
 
 /// Rotate the rows of x (rows x heads*head_dim, row stride `stride`) with the apply.hpp core.
 template <class T>
-void apply_inplace(T* x, std::size_t rows, std::size_t stride, const plan& p, const options& opt,
+void apply_inplace(T* x, std::size_t rows, std::size_t stride, const row_heads& p, const options& opt,
                    std::span<const double> positions) {
   using W = rotary::detail::work_t<T>;
   const frequencies f = options_frequencies(p, opt);
@@ -96,7 +107,10 @@ void apply_checked(sinusoidal::table_ref<T> x, std::span<const double> positions
     posenc::detail::require<shape_error>(positions.size() == static_cast<std::size_t>(x.rows()), where,
                                          "positions: expected one position per row (", x.rows(), "), got ",
                                          positions.size());
-    sinusoidal::detail::require_positions(positions, where);
+    for (std::size_t i = 0; i < positions.size(); ++i)
+      posenc::detail::require<non_finite_error>(std::isfinite(positions[i]), where,
+                                                "positions: expected finite positions, got ", positions[i],
+                                                " at index ", i);
   }
   posenc::detail::require_finite(x, where, "x");  // NaN/Inf would pass through the rotation
   apply_inplace(x.data(), static_cast<std::size_t>(x.rows()), static_cast<std::size_t>(x.outerStride()), p, opt,

@@ -53,18 +53,9 @@ inline constexpr bool narrow_v = std::is_same_v<T, float> || std::is_same_v<T, E
 template <class T>
 inline constexpr bool table_type_v = narrow_v<T> || std::is_same_v<T, double> || std::is_same_v<T, long double>;
 
+/// The frequencies' validator (rotary::validate in frequencies.hpp), under the name tables use.
 inline std::size_t validate_frequencies(const frequencies& f, std::string_view where) {
-  posenc::detail::require(!f.inv_freq.empty(), where, "frequencies.inv_freq: expected at least one frequency, got 0");
-  for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
-    posenc::detail::require<non_finite_error>(std::isfinite(f.inv_freq[k]) && f.inv_freq[k] >= 0, where,
-                                              "frequencies.inv_freq: expected finite values >= 0, got ",
-                                              static_cast<double>(f.inv_freq[k]), " at index ", k);
-  posenc::detail::require<non_finite_error>(std::isfinite(f.attention_factor), where,
-                                            "frequencies.attention_factor: expected a finite value, got ",
-                                            f.attention_factor);
-  posenc::detail::require(f.attention_factor > 0, where, "frequencies.attention_factor: expected a value > 0, got ",
-                          f.attention_factor);
-  return f.inv_freq.size();
+  return rotary::validate(f, where, "frequencies");
 }
 
 /// One entry evaluated directly: (sin, cos) of the long double phase, times af, rounded to T.

@@ -1,0 +1,702 @@
+// SPDX-License-Identifier: MIT
+// The RoPE rule table: every rope_type (Hugging Face transformers' ROPE_INIT_FUNCTIONS, plus
+// posenc's static "ntk") is one small type in rotary::rule_list that carries its name, the
+// rope_parameters keys it accepts, how it reads them from a JSON object, its validation and its
+// inv_freq / attention factor. The loader (config.hpp), the validator, the name list and the
+// legacy rope_config adapter (scaling.hpp) all iterate that one list, so adding a rule is one new
+// type and one list entry (docs/architecture.md shows how).
+//
+// A rotary::plan is the validated result: a rope_context (the model's fields: theta, head_dim,
+// partial_rotary_factor, the position lengths, the transformers semantics) and one rule; it owns
+// the frequencies at initialisation and recomputes them for a sequence length where the rule
+// depends on it (dynamic, longrope).
+//
+// Semantics: transformers 5.x's modeling_rope_utils.py by default; transformers 4.46's (yarn's
+// correction range from rope_scaling's original_max_position_embeddings or max_position_embeddings,
+// longrope's short-regime attention factor 1, no `truncate`, no `proportional`) by
+// semantics::transformers_4_46. docs/extrapolation.md has the table of differences.
+#pragma once
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <posenc/core/error.hpp>
+#include <posenc/io/json.hpp>
+#include <posenc/numeric/phase.hpp>
+#include <posenc/rotary/frequencies.hpp>
+
+namespace posenc::rotary {
+
+/// A config.json that is not valid JSON, lacks a required key, has a key that could change a
+/// frequency and is not understood, or a value of the wrong type. The message names the key.
+class config_error : public io_error {
+ public:
+  using io_error::io_error;
+};
+
+/// Whose rules a configuration follows: transformers 5.x (default) or transformers 4.46.
+enum class semantics { transformers_5, transformers_4_46 };
+
+/// "transformers_5" or "transformers_4_46".
+constexpr std::string_view name(semantics s) noexcept {
+  return s == semantics::transformers_4_46 ? "transformers_4_46" : "transformers_5";
+}
+
+/// The semantics of a name: "transformers_5" (or "v5"), "transformers_4_46" (or "t4.46"); nullopt otherwise.
+constexpr std::optional<semantics> parse_semantics(std::string_view s) noexcept {
+  if (s == "transformers_5" || s == "v5") return semantics::transformers_5;
+  if (s == "transformers_4_46" || s == "t4.46") return semantics::transformers_4_46;
+  return std::nullopt;
+}
+
+/// How LongRoPE picks its factors and attention factor from the sequence length L0 =
+/// original_max_position_embeddings under transformers 4.46 (transformers 5 has one rule, the
+/// second):
+///  - init_function (4.46's _compute_longrope_parameters): short factors and attention factor 1
+///    when seq_len < L0, long factors and the scaled attention factor otherwise;
+///  - phi3_module (the Phi-3 modelling code's LongRoPE rotary module, and transformers 5): long
+///    factors only when seq_len > L0; the attention factor of the long regime always.
+enum class longrope_rule { init_function, phi3_module };
+
+/// The model's fields every rule reads (besides its own parameters).
+struct rope_context {
+  double theta = 10000.0;                         ///< rope_theta (> 1)
+  std::size_t head_dim = 0;                       ///< head_dim (>= 2)
+  double partial_rotary_factor = 1.0;             ///< in (0, 1]
+  std::size_t max_position_embeddings = 0;        ///< 0: absent
+  /// The model-level original_max_position_embeddings (Phi-3's top-level field; transformers 5
+  /// lets it override rope_parameters' own for llama3, yarn and longrope). 0: absent.
+  std::size_t original_max_position_embeddings = 0;
+  rotary::semantics semantics = semantics::transformers_5;
+};
+
+namespace detail {
+
+template <class... Parts>
+[[noreturn]] void config_fail(const Parts&... parts) {
+  posenc::detail::fail<config_error>("rotary::load_config", parts...);
+}
+
+inline void require_positive(double v, std::string_view where, std::string_view what) {
+  posenc::detail::require<non_finite_error>(std::isfinite(v), where, what, ": expected a finite value, got ", v);
+  posenc::detail::require(v > 0, where, what, ": expected a value > 0, got ", v);
+}
+
+/// int(head_dim * partial_rotary_factor), truncated toward zero as Python's int().
+inline std::size_t scaled_rotary_dim(const rope_context& c) {
+  return static_cast<std::size_t>(static_cast<double>(c.head_dim) * c.partial_rotary_factor);
+}
+
+/// inv_freq[k] = base^(-2k / exponent_dim) for k < pairs.
+inline frequencies default_freqs(std::size_t pairs, std::size_t exponent_dim, double base) {
+  frequencies f;
+  f.inv_freq.resize(pairs);
+  for (std::size_t k = 0; k < pairs; ++k)
+    f.inv_freq[k] = default_inv_freq(k, exponent_dim, static_cast<numeric::wide>(base));
+  return f;
+}
+
+/// base * s^(d / (d - 2)) (NTK-aware base scaling); d = 2 has one pair with inv_freq 1 whatever the base.
+inline frequencies ntk_scaled(std::size_t d, double theta, numeric::wide s) {
+  using W = numeric::wide;
+  const W base = static_cast<W>(theta);
+  const W expo = static_cast<W>(d) / static_cast<W>(d - 2);
+  frequencies f;
+  f.inv_freq.resize(d / 2);
+  const W b = d == 2 ? base : base * std::pow(s, expo);
+  for (std::size_t k = 0; k < d / 2; ++k) f.inv_freq[k] = default_inv_freq(k, d, b);
+  return f;
+}
+
+/// The pretrained length L0 of llama3, yarn and longrope. transformers 5: the model-level field
+/// (Phi-3) if any, else rope_parameters', else max_position_embeddings (standardize_rope_params);
+/// transformers 4.46: the model-level field (longrope only), else rope_scaling's, else (yarn)
+/// max_position_embeddings.
+inline std::size_t pretrained_length(const rope_context& c, std::optional<std::size_t> own, bool model_level,
+                                     bool fall_back_to_max) {
+  if (model_level && c.original_max_position_embeddings > 0) return c.original_max_position_embeddings;
+  if (own && *own > 0) return *own;
+  return fall_back_to_max ? c.max_position_embeddings : 0;
+}
+
+inline double json_number(const io::json::value& v, std::string_view key) {
+  if (!v.is_number()) config_fail(key, ": expected a number, got a JSON value of another type");
+  double x = 0;
+  const std::string_view t = v.text();
+  const char* b = t.data();
+  const auto [p, ec] = std::from_chars(b, b + t.size(), x);
+  if (ec != std::errc() || p != b + t.size() || !std::isfinite(x)) config_fail(key, ": expected a finite number, got ", t);
+  return x;
+}
+
+inline std::size_t json_count(const io::json::value& v, std::string_view key) {
+  const auto u = v.is_number() ? v.as_u64() : std::nullopt;
+  if (!u || *u > (std::uint64_t{1} << 53))
+    config_fail(key, ": expected a non-negative integer, got ", v.is_number() ? v.text() : std::string_view("a non-number"));
+  return static_cast<std::size_t>(*u);
+}
+
+}  // namespace detail
+
+/// Reads one rope_parameters (or rope_scaling) object for a rule; `prefix` names the object in
+/// messages ("rope_parameters", "rope_parameters.full_attention", "rope_scaling"). A JSON null is
+/// "absent"; a value of the wrong type is a config_error naming prefix.key.
+class param_reader {
+ public:
+  param_reader(io::json::value obj, std::string prefix, std::string_view rope_type)
+      : m_obj(obj), m_prefix(std::move(prefix)), m_type(rope_type) {}
+
+  [[nodiscard]] std::string key_name(std::string_view key) const { return m_prefix + "." + std::string(key); }
+  [[nodiscard]] bool has(std::string_view key) const {
+    const auto v = m_obj.find(key);
+    return v && v->type() != io::json::kind::null;
+  }
+  [[nodiscard]] std::optional<double> number(std::string_view key) const {
+    const auto v = m_obj.find(key);
+    if (!v || v->type() == io::json::kind::null) return std::nullopt;
+    return detail::json_number(*v, key_name(key));
+  }
+  [[nodiscard]] std::optional<std::size_t> count(std::string_view key) const {
+    const auto v = m_obj.find(key);
+    if (!v || v->type() == io::json::kind::null) return std::nullopt;
+    return detail::json_count(*v, key_name(key));
+  }
+  [[nodiscard]] std::optional<bool> boolean(std::string_view key) const {
+    const auto v = m_obj.find(key);
+    if (!v || v->type() == io::json::kind::null) return std::nullopt;
+    if (v->type() != io::json::kind::boolean) detail::config_fail(key_name(key), ": expected true or false");
+    return v->boolean();
+  }
+  [[nodiscard]] std::optional<std::vector<double>> numbers(std::string_view key) const {
+    const auto v = m_obj.find(key);
+    if (!v || v->type() == io::json::kind::null) return std::nullopt;
+    if (!v->is_array()) detail::config_fail(key_name(key), ": expected an array of numbers");
+    std::vector<double> out;
+    out.reserve(v->size());
+    v->for_each_item([&](const io::json::value& item) {
+      out.push_back(detail::json_number(item, key_name(key) + "[" + std::to_string(out.size()) + "]"));
+    });
+    return out;
+  }
+  /// The value of a key the rule requires.
+  [[nodiscard]] double required_number(std::string_view key) const {
+    const auto v = number(key);
+    if (!v) detail::config_fail(key_name(key), ": missing (required by rope_type '", m_type, "')");
+    return *v;
+  }
+  [[nodiscard]] std::vector<double> required_numbers(std::string_view key) const {
+    auto v = numbers(key);
+    if (!v) detail::config_fail(key_name(key), ": missing (required by rope_type '", m_type, "')");
+    return std::move(*v);
+  }
+
+ private:
+  io::json::value m_obj;
+  std::string m_prefix;
+  std::string_view m_type;
+};
+
+namespace rules {
+
+/// What every rule shares: no aliases, rotary_dim = int(head_dim * partial_rotary_factor), and no
+/// dependence on the sequence length. A rule type hides what it changes.
+struct rule_base {
+  static constexpr std::array<std::string_view, 0> aliases{};
+  static constexpr bool depends_on_seq_len = false;
+  static std::size_t rotary_dim(const rope_context& c) { return detail::scaled_rotary_dim(c); }
+};
+
+/// "default": inv_freq[k] = theta^(-2k / rotary_dim).
+struct default_rope : rule_base {
+  static constexpr std::string_view name = "default";
+  static constexpr std::array<std::string_view, 0> keys{};
+  static default_rope parse(const param_reader&) { return {}; }
+  void validate(const rope_context&, std::string_view) const {}
+  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
+    const std::size_t d = rotary_dim(c);
+    return detail::default_freqs(d / 2, d, c.theta);
+  }
+};
+
+/// "linear" (position interpolation, Chen et al. 2023): default / factor.
+struct linear : rule_base {
+  static constexpr std::string_view name = "linear";
+  static constexpr std::array<std::string_view, 1> keys{"factor"};
+  double factor = 1.0;
+  static linear parse(const param_reader& r) { return {{}, r.required_number("factor")}; }
+  void validate(const rope_context&, std::string_view where) const { detail::require_positive(factor, where, "factor"); }
+  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
+    const std::size_t d = rotary_dim(c);
+    frequencies f = detail::default_freqs(d / 2, d, c.theta);
+    for (auto& w : f.inv_freq) w /= static_cast<numeric::wide>(factor);
+    return f;
+  }
+};
+
+
+/// "ntk" (static NTK-aware base scaling, bloc97; posenc's name, not a transformers rule):
+/// theta' = theta * factor^(d / (d - 2)).
+struct ntk : rule_base {
+  static constexpr std::string_view name = "ntk";
+  static constexpr std::array<std::string_view, 1> keys{"factor"};
+  double factor = 1.0;
+  static ntk parse(const param_reader& r) { return {{}, r.required_number("factor")}; }
+  void validate(const rope_context&, std::string_view where) const { detail::require_positive(factor, where, "factor"); }
+  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
+    return detail::ntk_scaled(rotary_dim(c), c.theta, static_cast<numeric::wide>(factor));
+  }
+};
+
+/// "dynamic" (dynamic NTK): theta' = theta * s^(d / (d - 2)), s = factor L / L_max - (factor - 1),
+/// L = max(seq_len, L_max), L_max = max_position_embeddings. original_max_position_embeddings is
+/// accepted and, as in transformers 4.46 and 5, not used.
+struct dynamic : rule_base {
+  static constexpr std::string_view name = "dynamic";
+  static constexpr std::array<std::string_view, 2> keys{"factor", "original_max_position_embeddings"};
+  static constexpr bool depends_on_seq_len = true;
+  double factor = 1.0;
+  static dynamic parse(const param_reader& r) {
+    (void)r.count("original_max_position_embeddings");  // type-checked, not used
+    return {{}, r.required_number("factor")};
+  }
+  void validate(const rope_context& c, std::string_view where) const {
+    detail::require_positive(factor, where, "factor");
+    posenc::detail::require(c.max_position_embeddings > 0, where,
+                            "max_position_embeddings: rope_type 'dynamic' needs max_position_embeddings > 0, got 0");
+  }
+  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t seq_len) const {
+    using W = numeric::wide;
+    const W lmax = static_cast<W>(c.max_position_embeddings), fac = static_cast<W>(factor);
+    const W len = seq_len > c.max_position_embeddings ? static_cast<W>(seq_len) : lmax;
+    return detail::ntk_scaled(rotary_dim(c), c.theta, fac * len / lmax - (fac - 1));
+  }
+};
+
+
+/// "yarn" (Peng et al. 2023): the ramp between interpolation (inv_freq / factor) and extrapolation
+/// over the correction range of beta_fast .. beta_slow rotations within L0, and the attention
+/// factor 0.1 mscale ln(factor) + 1 (or attention_factor, or the mscale / mscale_all_dim ratio).
+struct yarn : rule_base {
+  static constexpr std::string_view name = "yarn";
+  static constexpr std::array<std::string_view, 8> keys{
+      "factor", "attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
+      "original_max_position_embeddings", "truncate"};
+  std::optional<double> factor{};  ///< 5.x: absent/null -> max_position_embeddings / L0
+  std::optional<double> attention_factor{};
+  std::optional<double> beta_fast{}, beta_slow{};  ///< absent (or 0 in 5.x): 32 and 1
+  std::optional<double> mscale{}, mscale_all_dim{};
+  std::optional<std::size_t> original_max_position_embeddings{};
+  std::optional<bool> truncate{};  ///< 5.x: false keeps the fractional correction range (gpt-oss)
+
+  static yarn parse(const param_reader& r) {
+    yarn y;
+    y.factor = r.number("factor");
+    y.attention_factor = r.number("attention_factor");
+    y.beta_fast = r.number("beta_fast");
+    y.beta_slow = r.number("beta_slow");
+    y.mscale = r.number("mscale");
+    y.mscale_all_dim = r.number("mscale_all_dim");
+    y.original_max_position_embeddings = r.count("original_max_position_embeddings");
+    y.truncate = r.boolean("truncate");
+    return y;
+  }
+  /// The length of the correction range: transformers 5: L0; transformers 4.46:
+  /// max_position_embeddings (4.46 reads no original_max_position_embeddings for yarn).
+  [[nodiscard]] std::size_t length(const rope_context& c) const {
+    if (c.semantics == semantics::transformers_4_46) return c.max_position_embeddings;
+    return detail::pretrained_length(c, original_max_position_embeddings, true, true);
+  }
+  [[nodiscard]] double resolved_factor(const rope_context& c) const {
+    if (factor) return *factor;
+    const std::size_t l0 = length(c);
+    return l0 > 0 ? static_cast<double>(c.max_position_embeddings) / static_cast<double>(l0) : 0.0;
+  }
+  [[nodiscard]] double fast(const rope_context& c) const {
+    return beta_fast && (*beta_fast != 0 || c.semantics == semantics::transformers_4_46) ? *beta_fast : 32.0;
+  }
+  [[nodiscard]] double slow(const rope_context& c) const {
+    return beta_slow && (*beta_slow != 0 || c.semantics == semantics::transformers_4_46) ? *beta_slow : 1.0;
+  }
+  void validate(const rope_context& c, std::string_view where) const {
+    const bool v5 = c.semantics == semantics::transformers_5;
+    posenc::detail::require(v5 || factor.has_value(), where, "factor: rope_type 'yarn' needs a factor (transformers 4.46)");
+    posenc::detail::require(v5 || (!truncate && !mscale && !mscale_all_dim), where,
+                            "truncate/mscale/mscale_all_dim: not transformers 4.46 yarn parameters (4.46 ignores "
+                            "them); use semantics::transformers_5");
+    posenc::detail::require(length(c) > 0, where,
+                            "original_max_position_embeddings: rope_type 'yarn' needs original_max_position_embeddings "
+                            "or max_position_embeddings > 0, got neither");
+    detail::require_positive(resolved_factor(c), where, "factor");
+    detail::require_positive(fast(c), where, "beta_fast");
+    detail::require_positive(slow(c), where, "beta_slow");
+    posenc::detail::require(fast(c) > slow(c), where, "beta_fast: expected beta_fast > beta_slow, got beta_fast = ",
+                            fast(c), " and beta_slow = ", slow(c));
+    if (attention_factor) detail::require_positive(*attention_factor, where, "attention_factor");
+    if (mscale) detail::require_positive(*mscale, where, "mscale");
+    if (mscale_all_dim) detail::require_positive(*mscale_all_dim, where, "mscale_all_dim");
+  }
+  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
+    using W = numeric::wide;
+    const bool v5 = c.semantics == semantics::transformers_5;
+    const std::size_t dim = rotary_dim(c), h = dim / 2;
+    const double fac = resolved_factor(c);
+    const W base = static_cast<W>(c.theta), wfac = static_cast<W>(fac), length_w = static_cast<W>(length(c));
+    // find_correction_range: floor/ceil unless truncate is false, clamped to [0, dim - 1]
+    constexpr W two_pi = 6.283185307179586476925286766559005768L;
+    const auto correction_dim = [&](W rotations) {
+      return static_cast<W>(dim) * std::log(length_w / (rotations * two_pi)) / (2 * std::log(base));
+    };
+    W low = correction_dim(static_cast<W>(fast(c))), high = correction_dim(static_cast<W>(slow(c)));
+    if (truncate.value_or(true)) {
+      low = std::floor(low);
+      high = std::ceil(high);
+    }
+    if (low < 0) low = 0;
+    if (high > static_cast<W>(dim - 1)) high = static_cast<W>(dim - 1);
+    if (low == high) high += W(0.001L);  // transformers: prevent the singularity
+    frequencies f;
+    f.inv_freq.resize(h);
+    for (std::size_t k = 0; k < h; ++k) {
+      const W extrapolated = detail::default_inv_freq(k, dim, base);
+      const W interpolated = extrapolated / wfac;
+      W ramp = (static_cast<W>(k) - low) / (high - low);
+      ramp = ramp < 0 ? W(0) : (ramp > 1 ? W(1) : ramp);
+      f.inv_freq[k] = interpolated * ramp + extrapolated * (1 - ramp);  // extrapolation factor 1 - ramp
+    }
+    if (attention_factor) {
+      f.attention_factor = *attention_factor;
+    } else if (v5) {
+      // transformers 5, in double as its Python: get_mscale(s, m) = 0.1 * m * log(s) + 1.0 (1 for s <= 1),
+      // the mscale / mscale_all_dim ratio when both are given and non-zero
+      const auto get_mscale = [](double s, double m) { return s <= 1 ? 1.0 : 0.1 * m * std::log(s) + 1.0; };
+      f.attention_factor = mscale && mscale_all_dim && *mscale != 0 && *mscale_all_dim != 0
+                               ? get_mscale(fac, *mscale) / get_mscale(fac, *mscale_all_dim)
+                               : get_mscale(fac, 1.0);
+    } else {
+      f.attention_factor = 0.1 * std::log(fac) + 1.0;  // transformers 4.46, in double as its Python
+    }
+    return f;
+  }
+};
+
+/// "longrope" (Ding et al. 2024; Phi-3; "su" in the first Phi-3 configs): inv_freq = default /
+/// ext[k], ext = long_factor or short_factor by the sequence length, attention factor
+/// sqrt(1 + ln(factor) / ln(L0)) (or attention_factor), factor = max_position_embeddings / L0 when
+/// not given.
+struct longrope : rule_base {
+  static constexpr std::string_view name = "longrope";
+  static constexpr std::array<std::string_view, 1> aliases{"su"};
+  static constexpr std::array<std::string_view, 5> keys{"short_factor", "long_factor", "factor", "attention_factor",
+                                                        "original_max_position_embeddings"};
+  static constexpr bool depends_on_seq_len = true;
+  std::vector<double> short_factor{}, long_factor{};
+  std::optional<double> factor{}, attention_factor{};
+  std::optional<std::size_t> original_max_position_embeddings{};
+  longrope_rule regime = longrope_rule::init_function;  ///< transformers 4.46 only
+
+  static longrope parse(const param_reader& r) {
+    longrope l;
+    l.short_factor = r.required_numbers("short_factor");
+    l.long_factor = r.required_numbers("long_factor");
+    l.factor = r.number("factor");
+    l.attention_factor = r.number("attention_factor");
+    l.original_max_position_embeddings = r.count("original_max_position_embeddings");
+    return l;
+  }
+  [[nodiscard]] std::size_t length(const rope_context& c) const {
+    return detail::pretrained_length(c, original_max_position_embeddings, true,
+                                     c.semantics == semantics::transformers_5);
+  }
+  void validate(const rope_context& c, std::string_view where) const {
+    const std::size_t dim = rotary_dim(c);
+    if (c.semantics == semantics::transformers_5) {
+      posenc::detail::require(length(c) > 0, where,
+                              "original_max_position_embeddings: rope_type 'longrope' needs "
+                              "original_max_position_embeddings or max_position_embeddings > 0, got neither");
+      if (!factor)
+        posenc::detail::require(c.max_position_embeddings > 0, where,
+                                "max_position_embeddings: rope_type 'longrope' without factor needs "
+                                "max_position_embeddings > 0, got 0");
+      else
+        detail::require_positive(*factor, where, "factor");
+    } else if (length(c) > 0) {
+      posenc::detail::require(c.max_position_embeddings > 0, where,
+                              "max_position_embeddings: rope_type 'longrope' with original_max_position_embeddings "
+                              "needs max_position_embeddings > 0, got 0");
+    } else {
+      posenc::detail::require(factor.has_value(), where,
+                              "factor: rope_type 'longrope' without original_max_position_embeddings needs a factor");
+      detail::require_positive(*factor, where, "factor");
+      posenc::detail::require(c.max_position_embeddings > 1, where,
+                              "max_position_embeddings: rope_type 'longrope' needs max_position_embeddings > 1, got ",
+                              c.max_position_embeddings);
+    }
+    if (attention_factor) detail::require_positive(*attention_factor, where, "attention_factor");
+    posenc::detail::require<shape_error>(short_factor.size() == dim / 2, where, "short_factor: expected rotary_dim / 2 = ",
+                                         dim / 2, " values, got ", short_factor.size());
+    posenc::detail::require<shape_error>(long_factor.size() == dim / 2, where, "long_factor: expected rotary_dim / 2 = ",
+                                         dim / 2, " values, got ", long_factor.size());
+    for (std::size_t k = 0; k < dim / 2; ++k) {
+      detail::require_positive(short_factor[k], where, "short_factor[" + std::to_string(k) + "]");
+      detail::require_positive(long_factor[k], where, "long_factor[" + std::to_string(k) + "]");
+    }
+    posenc::detail::require(regime == longrope_rule::init_function || regime == longrope_rule::phi3_module, where,
+                            "longrope_switch: expected longrope_rule::init_function or longrope_rule::phi3_module");
+  }
+  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t seq_len) const {
+    using W = numeric::wide;
+    const std::size_t dim = rotary_dim(c), h = dim / 2, l0 = length(c);
+    frequencies f;
+    bool use_long = false;
+    if (c.semantics == semantics::transformers_5) {
+      // factor (or max / L0) decides the attention factor in both regimes, in double as transformers 5
+      const double fac = factor ? *factor : static_cast<double>(c.max_position_embeddings) / static_cast<double>(l0);
+      f.attention_factor = attention_factor ? *attention_factor
+                           : fac <= 1.0     ? 1.0
+                                            : std::sqrt(1 + std::log(fac) / std::log(static_cast<double>(l0)));
+      use_long = seq_len > l0;
+    } else {
+      W lmax, expanded;
+      if (l0 > 0) {
+        lmax = static_cast<W>(l0);
+        const W full = static_cast<W>(c.max_position_embeddings);
+        if (regime == longrope_rule::init_function) {
+          // 4.46: expanded = original when seq_len is given and below it, else max_position_embeddings
+          expanded = (seq_len > 0 && seq_len < l0) ? lmax : full;
+          use_long = expanded > lmax;
+        } else {
+          expanded = full;  // the module's attention factor does not depend on seq_len
+          use_long = seq_len > l0;
+        }
+      } else {
+        lmax = static_cast<W>(c.max_position_embeddings);
+        expanded = lmax * static_cast<W>(*factor);
+        use_long = expanded > lmax;
+      }
+      // in double as transformers 4.46: factor = expanded / max, sqrt(1 + log(factor) / log(max))
+      const double scale = static_cast<double>(expanded) / static_cast<double>(lmax);
+      f.attention_factor = attention_factor ? *attention_factor
+                           : scale <= 1.0   ? 1.0
+                                            : std::sqrt(1 + std::log(scale) / std::log(static_cast<double>(lmax)));
+    }
+    const std::vector<double>& ext = use_long ? long_factor : short_factor;
+    f.inv_freq.resize(h);
+    for (std::size_t k = 0; k < h; ++k)
+      f.inv_freq[k] = detail::default_inv_freq(k, dim, static_cast<W>(c.theta)) / static_cast<W>(ext[k]);
+    return f;
+  }
+};
+
+/// "llama3" (Llama 3.1): wavelengths above L0 / low_freq_factor interpolated by factor, below
+/// L0 / high_freq_factor kept, a smooth blend between.
+struct llama3 : rule_base {
+  static constexpr std::string_view name = "llama3";
+  static constexpr std::array<std::string_view, 4> keys{"factor", "low_freq_factor", "high_freq_factor",
+                                                        "original_max_position_embeddings"};
+  double factor = 1.0, low_freq_factor = 1.0, high_freq_factor = 4.0;
+  std::optional<std::size_t> original_max_position_embeddings{};
+
+  static llama3 parse(const param_reader& r) {
+    llama3 l;
+    l.factor = r.required_number("factor");
+    l.low_freq_factor = r.required_number("low_freq_factor");
+    l.high_freq_factor = r.required_number("high_freq_factor");
+    l.original_max_position_embeddings = r.count("original_max_position_embeddings");
+    return l;
+  }
+  [[nodiscard]] std::size_t length(const rope_context& c) const {
+    const bool v5 = c.semantics == semantics::transformers_5;
+    return detail::pretrained_length(c, original_max_position_embeddings, v5, v5);
+  }
+  void validate(const rope_context& c, std::string_view where) const {
+    detail::require_positive(factor, where, "factor");
+    posenc::detail::require(length(c) > 0, where,
+                            "original_max_position_embeddings: rope_type 'llama3' needs original_max_position_embeddings "
+                            "> 0, got none");
+    detail::require_positive(low_freq_factor, where, "low_freq_factor");
+    detail::require_positive(high_freq_factor, where, "high_freq_factor");
+    posenc::detail::require(high_freq_factor > low_freq_factor, where,
+                            "high_freq_factor: expected high_freq_factor > low_freq_factor, got high_freq_factor = ",
+                            high_freq_factor, " and low_freq_factor = ", low_freq_factor);
+  }
+  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
+    using W = numeric::wide;
+    constexpr W two_pi = 6.283185307179586476925286766559005768L;
+    const std::size_t dim = rotary_dim(c);
+    const W old_len = static_cast<W>(length(c)), fac = static_cast<W>(factor);
+    const W lo = static_cast<W>(low_freq_factor), hi = static_cast<W>(high_freq_factor);
+    const W low_freq_wavelen = old_len / lo, high_freq_wavelen = old_len / hi;
+    frequencies f = detail::default_freqs(dim / 2, dim, c.theta);
+    for (auto& w : f.inv_freq) {
+      const W wavelen = two_pi / w;
+      if (wavelen > low_freq_wavelen) {
+        w /= fac;  // low frequencies: interpolated
+      } else if (!(wavelen < high_freq_wavelen)) {
+        const W smooth = (old_len / wavelen - lo) / (hi - lo);
+        w = (1 - smooth) * w / fac + smooth * w;
+      }  // high frequencies: unchanged
+    }
+    return f;
+  }
+};
+
+/// "proportional" (transformers 5, Gemma 4): head_dim / 2 pairs; the first
+/// floor(partial_rotary_factor * head_dim / 2) turn at theta^(-2k / head_dim) / factor (the
+/// exponent over the whole head), the others have frequency 0 (not rotated).
+struct proportional : rule_base {
+  static constexpr std::string_view name = "proportional";
+  static constexpr std::array<std::string_view, 1> keys{"factor"};
+  double factor = 1.0;
+  static proportional parse(const param_reader& r) { return {{}, r.number("factor").value_or(1.0)}; }
+  static std::size_t rotary_dim(const rope_context& c) { return c.head_dim / 2 * 2; }
+  [[nodiscard]] static std::size_t rotated_pairs(const rope_context& c) {
+    // Python: int(rope_proportion * head_dim // 2), a float floor division
+    return static_cast<std::size_t>(std::floor(c.partial_rotary_factor * static_cast<double>(c.head_dim) / 2));
+  }
+  void validate(const rope_context& c, std::string_view where) const {
+    posenc::detail::require(c.semantics == semantics::transformers_5, where,
+                            "rope_type: 'proportional' is a transformers 5 rule (not in transformers 4.46)");
+    detail::require_positive(factor, where, "factor");
+  }
+  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
+    frequencies f = detail::default_freqs(c.head_dim / 2, c.head_dim, c.theta);
+    const std::size_t rotated = rotated_pairs(c);
+    for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
+      f.inv_freq[k] = k < rotated ? f.inv_freq[k] / static_cast<numeric::wide>(factor) : numeric::wide(0);
+    return f;
+  }
+};
+
+}  // namespace rules
+
+/// A list of rule types.
+template <class... R>
+struct rule_types {
+  using variant = std::variant<R...>;
+  /// Calls f(std::type_identity<R>{}) for each rule type, in order, until f returns true.
+  template <class F>
+  static constexpr bool any(F&& f) {
+    return (f(std::type_identity<R>{}) || ...);
+  }
+  static constexpr std::array<std::string_view, sizeof...(R)> names{R::name...};
+};
+
+/// THE rule table: one entry per rope_type. Adding a rule = one type in rotary::rules + one entry here.
+using rule_list = rule_types<rules::default_rope, rules::linear, rules::ntk, rules::dynamic, rules::yarn,
+                             rules::longrope, rules::llama3, rules::proportional>;
+
+/// One rule with its parameters.
+using rule = rule_list::variant;
+
+/// The names of every rule, in list order ("default", "linear", ...).
+constexpr const auto& rule_names() noexcept { return rule_list::names; }
+
+/// Whether rule type R answers to `name` (its name or an alias).
+template <class R>
+constexpr bool answers_to(std::string_view name) noexcept {
+  if (name == R::name) return true;
+  for (auto a : R::aliases)
+    if (name == a) return true;
+  return false;
+}
+
+/// The keys rope type `name` accepts in rope_parameters besides rope_type / type / rope_theta /
+/// partial_rotary_factor; empty and false if no rule has that name.
+inline bool rule_accepts_key(std::string_view name, std::string_view key, bool* known_rule = nullptr) {
+  bool found = false, accepts = false;
+  rule_list::any([&]<class R>(std::type_identity<R>) {
+    if (!answers_to<R>(name)) return false;
+    found = true;
+    for (auto k : R::keys) accepts = accepts || k == key;
+    return true;
+  });
+  if (known_rule != nullptr) *known_rule = found;
+  return accepts;
+}
+
+/// The rule named `name` read from a params object (nullopt: no rule of that name).
+inline std::optional<rule> parse_rule(std::string_view name, const param_reader& r) {
+  std::optional<rule> out;
+  rule_list::any([&]<class R>(std::type_identity<R>) {
+    if (!answers_to<R>(name)) return false;
+    out.emplace(std::in_place_type<R>, R::parse(r));
+    return true;
+  });
+  return out;
+}
+
+/// The name of a rule ("default", "linear", ...).
+inline std::string_view name(const rule& r) noexcept {
+  return std::visit([](const auto& x) { return std::remove_cvref_t<decltype(x)>::name; }, r);
+}
+
+/// The validated RoPE of one attention layer type: the model's context, one rule, and the
+/// frequencies they give at initialisation (seq_len not given).
+/// Thread safety: shareable const (a value type; docs/thread-safety.md).
+class plan {
+ public:
+  /// Validate ctx and r (posenc::invalid_argument naming the field; non_finite_error for NaN/Inf;
+  /// shape_error for factor lists of the wrong length) and compute the frequencies.
+  plan(const rope_context& ctx, rotary::rule r) : m_ctx(ctx), m_rule(std::move(r)) {
+    constexpr std::string_view where = "rotary::plan";
+    using posenc::detail::require;
+    posenc::detail::require<non_finite_error>(std::isfinite(m_ctx.theta), where,
+                                              "theta: expected a finite rope_theta, got ", m_ctx.theta);
+    require(m_ctx.theta > 1, where, "theta: expected rope_theta > 1, got ", m_ctx.theta);
+    require(m_ctx.head_dim >= 2, where, "head_dim: expected head_dim >= 2, got ", m_ctx.head_dim);
+    posenc::detail::require<non_finite_error>(std::isfinite(m_ctx.partial_rotary_factor), where,
+                                              "partial_rotary_factor: expected a finite value, got ",
+                                              m_ctx.partial_rotary_factor);
+    require(m_ctx.partial_rotary_factor > 0 && m_ctx.partial_rotary_factor <= 1, where,
+            "partial_rotary_factor: expected a value in (0, 1], got ", m_ctx.partial_rotary_factor);
+    require(m_ctx.semantics == semantics::transformers_5 || m_ctx.semantics == semantics::transformers_4_46, where,
+            "semantics: expected semantics::transformers_5 or semantics::transformers_4_46");
+    std::visit(
+        [&](const auto& x) {
+          const std::size_t dim = x.rotary_dim(m_ctx);
+          require(dim >= 2 && dim % 2 == 0, where,
+                  "rotary dim: expected an even rotary_dim = int(head_dim * partial_rotary_factor) >= 2, got ", dim,
+                  " (head_dim ", m_ctx.head_dim, ", partial_rotary_factor ", m_ctx.partial_rotary_factor, ")");
+          x.validate(m_ctx, where);
+          m_freqs = x.compute(m_ctx, 0);
+        },
+        m_rule);
+    (void)rotary::validate(m_freqs, where, "frequencies");
+  }
+
+  [[nodiscard]] const rope_context& context() const noexcept { return m_ctx; }
+  [[nodiscard]] const rotary::rule& rule() const noexcept { return m_rule; }
+  [[nodiscard]] std::string_view rope_type() const noexcept { return rotary::name(m_rule); }
+  /// Rotated channels: 2 * frequencies().inv_freq.size().
+  [[nodiscard]] std::size_t rotary_dim() const noexcept { return 2 * m_freqs.inv_freq.size(); }
+  /// Whether frequencies(seq_len) depends on seq_len (dynamic, longrope).
+  [[nodiscard]] bool depends_on_seq_len() const noexcept {
+    return std::visit([](const auto& x) { return std::remove_cvref_t<decltype(x)>::depends_on_seq_len; }, m_rule);
+  }
+  /// The frequencies at initialisation (transformers' seq_len=None).
+  [[nodiscard]] const rotary::frequencies& frequencies() const noexcept { return m_freqs; }
+  /// The frequencies for a sequence of seq_len tokens (seq_len = 0: not given, as frequencies()).
+  /// transformers' forward uses seq_len = max(position_ids) + 1.
+  [[nodiscard]] rotary::frequencies frequencies(std::size_t seq_len) const {
+    if (seq_len == 0 || !depends_on_seq_len()) return m_freqs;
+    return std::visit([&](const auto& x) { return x.compute(m_ctx, seq_len); }, m_rule);
+  }
+
+ private:
+  rope_context m_ctx;
+  rotary::rule m_rule;
+  rotary::frequencies m_freqs;
+};
+
+}  // namespace posenc::rotary
