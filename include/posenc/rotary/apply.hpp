@@ -133,6 +133,7 @@ inline void check_frequencies(const frequencies& f, std::string_view where) {
                                               static_cast<double>(f.inv_freq[k]), " at index ", k);
   posenc::detail::require<non_finite_error>(std::isfinite(f.attention_factor), where,
                                             "freqs.attention_factor: expected a finite factor, got ", f.attention_factor);
+  check_frequency_corrections(f, where);
 }
 
 inline apply_plan make_apply_plan(std::size_t head_dim, const frequencies& f, const apply_options& opt, std::string_view where) {
@@ -168,13 +169,18 @@ inline apply_plan make_apply_plan(std::size_t head_dim, const frequencies& f, co
 template <class W>
 class coefficients {
  public:
-  coefficients(const frequencies& f, const apply_options& opt, std::size_t rows, bool exact)
+  coefficients(const frequencies& f, const apply_options& opt, std::size_t rows, bool exact, bool f64 = false)
       : m_half(f.inv_freq.size()),
         m_w(f.inv_freq),
         m_factor(f.attention_factor),
         m_xpos(opt.xpos.enabled),
-        m_exact(exact || opt.xpos.enabled),
+        m_exact(exact || opt.xpos.enabled || f64),
+        m_f64(f64),
         m_c(rows * m_half * (m_xpos ? 4 : 2)) {
+    if (m_f64) {
+      m_w3.resize(m_half);
+      for (std::size_t k = 0; k < m_half; ++k) m_w3[k] = frequency3_of(f, k);
+    }
     if (m_xpos) {
       m_logzeta.resize(m_half);
       const wide g = opt.xpos.gamma, d = static_cast<wide>(2 * m_half);
@@ -196,9 +202,24 @@ class coefficients {
   void set(std::size_t r, wide x) {
     W* cq = row(r);
     W* sq = cq + m_half;
+    if (m_f64 && !m_xpos) {  // double storage: the exact phase, the attention factor in one rounding
+      const double xh = static_cast<double>(x), xl = static_cast<double>(x - static_cast<wide>(xh));
+      for (std::size_t k = 0; k < m_half; ++k) {
+        double s, c;
+        numeric::sincos_phase(xh, xl, m_w3[k], m_factor, s, c);
+        cq[k] = static_cast<W>(c);
+        sq[k] = static_cast<W>(s);
+      }
+      return;
+    }
     for (std::size_t k = 0; k < m_half; ++k) {
       double s, c;
-      numeric::sincos_angle(x * m_w[k], s, c);
+      if (m_f64) {
+        const double xh = static_cast<double>(x), xl = static_cast<double>(x - static_cast<wide>(xh));
+        numeric::sincos_phase(xh, xl, m_w3[k], 1.0, s, c);
+      } else {
+        numeric::sincos_angle(x * m_w[k], s, c);
+      }
       if (!m_xpos) {
         cq[k] = static_cast<W>(c * m_factor);
         sq[k] = static_cast<W>(s * m_factor);
@@ -241,8 +262,9 @@ class coefficients {
   std::size_t m_half;
   const std::vector<wide>& m_w;
   double m_factor;
-  bool m_xpos, m_exact;
+  bool m_xpos, m_exact, m_f64;
   std::vector<W> m_c;
+  std::vector<numeric::frequency3> m_w3;  // double storage: the exact frequencies
   std::vector<wide> m_logzeta;
   wide m_center = 0;
   std::vector<double> m_os, m_oc, m_as, m_ac;  // offset phases (rows x half), the run's anchor phase
@@ -434,7 +456,8 @@ bool rotate_rows(std::size_t rows, Qrow q_row, std::size_t q_heads, std::ptrdiff
                  std::size_t k_heads, std::ptrdiff_t k_head_stride, Pos pos, bool consecutive, const frequencies& f,
                  const apply_options& opt, const apply_plan& p) {
   constexpr std::size_t chunk = 64;
-  coefficients<W> co(f, opt, std::min(rows, chunk), consecutive ? std::is_same_v<T, double> : true);
+  coefficients<W> co(f, opt, std::min(rows, chunk), consecutive ? std::is_same_v<T, double> : true,
+                     std::is_same_v<T, double>);
   bool bad = false;
   for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
     const std::size_t n = std::min(chunk, rows - r0);
@@ -515,7 +538,7 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   // prefetched explicitly (bench/rotary_apply.bench.cpp: about 1.9x faster in the half layout).
   // Only the order of the rows changes, not the arithmetic of an entry.
   constexpr std::size_t chunk = 256, group = 4, ahead = 8;
-  coefficients<W> co(f, opt, std::min(S, chunk), std::is_same_v<T, double>);
+  coefficients<W> co(f, opt, std::min(S, chunk), std::is_same_v<T, double>, std::is_same_v<T, double>);
   const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
   const std::size_t row_bytes = p.head_dim * sizeof(T);
   bool bad = false;

@@ -63,6 +63,7 @@ inline frequencies options_frequencies(const plan& p, const options& opt) {
   const numeric::wide lb = std::log(static_cast<numeric::wide>(opt.base));
   for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
     f.inv_freq[k] = std::exp(-lb * static_cast<numeric::wide>(2 * k) / static_cast<numeric::wide>(p.rotary_dim));
+  detail::set_exact_frequencies(f, detail::exact_default_frequencies(p.rotary_dim, opt.base));
   return f;
 }
 
@@ -159,7 +160,10 @@ posenc::matrix<T> rotation_matrix(double position, std::size_t head_dim, const o
   R.setIdentity();
   for (std::size_t k = 0; k < h; ++k) {
     std::conditional_t<std::is_same_v<T, long double>, long double, double> s, c;
-    numeric::sincos_angle(static_cast<numeric::wide>(position) * f.inv_freq[k], s, c);
+    if constexpr (std::is_same_v<T, long double>)
+      numeric::sincos_angle(static_cast<numeric::wide>(position) * f.inv_freq[k], s, c);
+    else  // the exact phase, as apply_rotary's double path
+      numeric::sincos_phase(position, 0.0, detail::frequency3_of(f, k), 1.0, s, c);
     const auto ia = static_cast<Eigen::Index>(o.layout == layout::interleaved ? 2 * k : k);
     const auto ib = static_cast<Eigen::Index>(o.layout == layout::interleaved ? 2 * k + 1 : k + h);
     R(ia, ia) = static_cast<T>(c);

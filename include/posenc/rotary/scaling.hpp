@@ -202,6 +202,82 @@ inline numeric::wide yarn_mscale(numeric::wide scale, numeric::wide m) {
   return scale <= 1 ? numeric::wide(1) : numeric::wide(0.1L) * m * std::log(scale) + 1;
 }
 
+/// The exact frequencies of c's rule (validated) in double-word long double (~2^-120 relative):
+/// the formulas of compute_frequencies evaluated on the configuration's values as real numbers,
+/// with the same discrete choices (yarn's correction range, longrope's factor list; llama3's
+/// branches meet continuously, so its smooth factor is clamped instead). compute_frequencies
+/// stores them as inv_freq_lo (the double tables and rotations use them).
+inline std::vector<numeric::ff<numeric::wide>> exact_rule_frequencies(const rope_config& c, std::size_t seq_len) {
+  using W = numeric::wide;
+  using X = numeric::ff<W>;
+  const auto x = [](W v) { return X{v, 0}; };
+  const std::size_t dim = rotary_dim(c), h = dim / 2;
+  const X factor = x(static_cast<W>(c.factor));
+  std::vector<X> w = exact_default_frequencies(dim, c.theta);
+  switch (c.type) {
+    case rope_type::default_rope: break;
+    case rope_type::linear:
+      for (auto& v : w) v = v / factor;
+      break;
+    case rope_type::ntk:
+    case rope_type::dynamic: {
+      if (dim == 2) break;
+      X s = factor;
+      if (c.type == rope_type::dynamic) {
+        const W lmax = static_cast<W>(c.max_position_embeddings);
+        const W len = seq_len > c.max_position_embeddings ? static_cast<W>(seq_len) : lmax;
+        s = factor * x(len) / x(lmax) - (factor - x(1));
+      }
+      // (base s^(dim/(dim-2)))^(-2k/dim) = base^(-2k/dim) * s^(-2k/(dim-2))
+      for (std::size_t k = 0; k < h; ++k) w[k] = w[k] * numeric::inverse_power(s, 2 * k, dim - 2);
+      break;
+    }
+    case rope_type::yarn: {
+      const W length = static_cast<W>(c.original_max_position_embeddings > 0 ? c.original_max_position_embeddings
+                                                                             : c.max_position_embeddings);
+      const auto [low, high0] = yarn_range(c.beta_fast, c.beta_slow, dim, static_cast<W>(c.theta), length);
+      X high = x(high0);
+      if (low == high0) high = high + x(1) / x(1000);
+      for (std::size_t k = 0; k < h; ++k) {
+        X ramp = (x(static_cast<W>(k)) - x(low)) / (high - x(low));
+        if (ramp.hi < 0) ramp = x(0);
+        if (ramp.hi > 1 || (ramp.hi == 1 && ramp.lo > 0)) ramp = x(1);
+        w[k] = w[k] / factor * ramp + w[k] * (x(1) - ramp);
+      }
+      break;
+    }
+    case rope_type::longrope: {
+      bool use_long;
+      if (c.original_max_position_embeddings > 0) {
+        if (c.longrope_switch == longrope_rule::init_function)
+          use_long = !(seq_len > 0 && seq_len < c.original_max_position_embeddings) &&
+                     c.max_position_embeddings > c.original_max_position_embeddings;
+        else
+          use_long = seq_len > c.original_max_position_embeddings;
+      } else {
+        use_long = c.factor > 1;
+      }
+      const std::vector<double>& ext = use_long ? c.long_factor : c.short_factor;
+      for (std::size_t k = 0; k < h; ++k) w[k] = w[k] / x(static_cast<W>(ext[k]));
+      break;
+    }
+    case rope_type::llama3: {
+      const X old_len = x(static_cast<W>(c.original_max_position_embeddings));
+      const X lo = x(static_cast<W>(c.low_freq_factor)), hi = x(static_cast<W>(c.high_freq_factor));
+      for (std::size_t k = 0; k < h; ++k) {
+        // smooth = (old_len / wavelen - lo) / (hi - lo), wavelen = 2 pi / w; 1 (w kept) above hi,
+        // 0 (w / factor) below lo, continuous at both ends
+        X smooth = (old_len * w[k] / numeric::two_pi_ff<W>() - lo) / (hi - lo);
+        if (smooth.hi < 0) smooth = x(0);
+        if (smooth.hi > 1 || (smooth.hi == 1 && smooth.lo > 0)) smooth = x(1);
+        w[k] = (x(1) - smooth) * w[k] / factor + smooth * w[k];
+      }
+      break;
+    }
+  }
+  return w;
+}
+
 }  // namespace detail
 
 /// The inverse frequencies and attention factor of c's rule for a sequence of seq_len tokens
@@ -308,6 +384,7 @@ inline frequencies compute_frequencies(const rope_config& c, std::size_t seq_len
       break;
     }
   }
+  detail::set_exact_frequencies(f, detail::exact_rule_frequencies(c, seq_len));
   return f;
 }
 
