@@ -49,9 +49,16 @@ struct exact_entry {
   int k;
   std::int64_t position;
   double cos_hi, cos_lo, sin_hi, sin_lo;
+  [[nodiscard]] ld omega_hi_ld() const;
 };
 
 #include "data/exact_phase.inc"
+
+ld exact_entry::omega_hi_ld() const {
+  for (const auto& r : exact_rules)
+    if (r.rule == rule && r.k == k) return static_cast<ld>(r.hi) + r.mid;
+  return 0;
+}
 
 /// The configurations of data/exact_phase.py, in its order.
 pr::frequencies rule_frequencies(int r) {
@@ -132,7 +139,7 @@ TEST_CASE("exact phase: each rule's inv_freq + inv_freq_lo is its exact frequenc
 TEST_CASE("exact phase: double tables and rotation coefficients within 1 ulp of mpmath's cos/sin") {
   const auto fs = all_rules();
   const ld one_ulp = 1, stated = 0.5L + std::ldexp(1.0L, -9);
-  ld worst = 0;
+  ld worst = 0, smallest = 1, former_2_20 = 0;
   std::size_t n = 0;
   for (const auto& e : exact_entries) {
     const auto& f = fs[static_cast<std::size_t>(e.rule)];
@@ -160,10 +167,25 @@ TEST_CASE("exact phase: double tables and rotation coefficients within 1 ulp of 
       CHECK(us <= stated);
       worst = std::max({worst, uc, us});
     }
+    // the stated bound's condition: |cos|, |sin| >= 2^-60 p omega (true of every entry here)
+    const ld rc = static_cast<ld>(e.cos_hi) + e.cos_lo, rs = static_cast<ld>(e.sin_hi) + e.sin_lo;
+    const ld phase = static_cast<ld>(e.position) * e.omega_hi_ld();
+    if (e.position > 0) {
+      CHECK(std::min(std::abs(rc), std::abs(rs)) >= std::ldexp(phase, -60));
+      smallest = std::min({smallest, std::abs(rc), std::abs(rs)});
+    }
+    // the former double path (the long double phase from inv_freq), at 2^20: printed
+    if (e.position == (1 << 20)) {
+      double sd, cd;
+      nu::sincos_angle(static_cast<ld>(e.position) * f.inv_freq[static_cast<std::size_t>(e.k)], sd, cd);
+      former_2_20 = std::max({former_2_20, std::abs(cd * a - a * rc), std::abs(sd * a - a * rs)});
+    }
     ++n;
   }
   MESSAGE("double tables/rotations vs mpmath: max ", static_cast<double>(worst), " ulp over ", n,
-          " (rule, pair, position) entries x 3 paths");
+          " (rule, pair, position) entries x 3 paths; smallest |cos|, |sin| 2^",
+          static_cast<double>(std::log2(smallest)), "; the former long double phase at 2^20: max error ",
+          static_cast<double>(former_2_20));
 }
 
 TEST_CASE("exact phase: the long double test reference agrees with mpmath within 2^-9 ulp of a double") {

@@ -15,7 +15,7 @@
 //    of the half type + the float rounding); math in double.
 //  - double: every entry evaluated directly, within 0.5 ulp + 2^-9 ulp of the exact value
 //    wherever |sin|, |cos| >= 2^-60 p omega_k (so within 1 ulp at every position up to 2^24 of
-//    the tested rules: the smallest |sin|, |cos| there is ~2^-26);
+//    the tested rules: the smallest |sin|, |cos| found there is 2^-28.5);
 //  - long double: every entry evaluated directly (~1e-17 absolute from the long double phase).
 // Integer-position float/half tables come from small exact phase tables by angle addition in
 // double, each entry's float rounding certified by a rigorous error bound (bench/rotary_table).
