@@ -260,3 +260,21 @@ TEST_CASE("exact phase: double rotations within 0.5 ulp(y) + 2^-51 (|a| + |b|) f
           " over ", checked, " outputs; the long double angle's rotation: max error / (2^-50 (|a|+|b|) f) = ",
           static_cast<double>(worst_old));
 }
+
+TEST_CASE("exact phase: a malformed inv_freq_lo is rejected by the tables and the rotations, naming it") {
+  pr::frequencies f = pr::default_frequencies(8);
+  f.inv_freq_lo.resize(3);  // 4 pairs
+  std::vector<double> q(8, 1.0);
+  const auto view = pr::dense_view<double>::contiguous(q.data(), {1, 1, 1, 8});
+  CHECK_THROWS_WITH_AS(pr::table<double>(f, 0, 2), doctest::Contains("inv_freq_lo: expected none or one per frequency (4), got 3"),
+                       posenc::shape_error);
+  CHECK_THROWS_WITH_AS(pr::apply_inplace<double>(view, {}, f), doctest::Contains("inv_freq_lo"), posenc::shape_error);
+  f.inv_freq_lo.assign(4, 0);
+  f.inv_freq_lo[2] = std::numeric_limits<ld>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(pr::table<float>(f, 0, 2), doctest::Contains("inv_freq_lo: expected finite values, got nan at index 2"),
+                       posenc::non_finite_error);
+  CHECK_THROWS_WITH_AS(pr::apply_inplace<double>(view, {}, f), doctest::Contains("at index 2"), posenc::non_finite_error);
+  // empty: inv_freq is taken as exact (hand-built frequencies)
+  f.inv_freq_lo.clear();
+  CHECK_NOTHROW(pr::table<double>(f, 0, 2));
+}

@@ -14,26 +14,30 @@
 // in elements; head_dim contiguous); q and k may have different head counts (grouped-query
 // attention), and k may be empty (data == nullptr) to rotate q alone. Pair k of the first
 // rotary_dim = 2 * freqs.inv_freq.size() columns of each head turns by the angle
-// position * inv_freq[k] (formed in long double and reduced exactly by numeric::sincos_angle, so
-// the angle is exact at any position), its cos and sin scaled by freqs.attention_factor as
-// Hugging Face transformers does; the columns past rotary_dim are untouched. Layouts: interleaved
+// position * omega_k (see Precision below: no float32 phase error at any position), its cos and
+// sin scaled by freqs.attention_factor as Hugging Face transformers does; the columns past
+// rotary_dim are untouched. Layouts: interleaved
 // pairs (2k, 2k+1) (GPT-J, RoFormer) or half (k, k + rotary_dim/2) (GPT-NeoX, HF LLaMA).
 //
 // One pass over memory: the cos/sin of a position are computed once (in chunks of positions, shared
 // by every sequence of a dense batch at the same offset) and every head of q and of k at that
 // position is read once and written once.
 //
-// Precision: the storage types float, double, Eigen::half and Eigen::bfloat16. The angle is
-// position * inv_freq[k] rounded once to long double (relative error 2^-64), reduced exactly;
-// its cos/sin are rounded to the work type W (double for float/double storage, float for the half
-// types); each output is a*c -/+ b*s in W, rounded once to the storage type. So, with y_exact the
-// rotation by the long double angle, for float and double storage
-// |y - y_exact| <= 0.5 ulp_T(y) + 2^-50 (|a| + |b|) |f|, and for the half types
-// |y - y_exact| <= 0.5 ulp_T(y) + 2^-22 (|a| + |b|) |f| (f = attention_factor, times the xPos
-// scale; tests/rotary/apply.test.cpp checks both). The long double angle itself is within
-// n w 2^-64 of n w (2^-40 rad at n = 2^24, w = 1): far below float's and the half types'
-// resolution, but at positions beyond ~2^11 more than the double rounding of f64 storage (the
-// device path, posenc/device/rotary.hpp, forms the angle in double-double instead).
+// Precision: the storage types float, double, Eigen::half and Eigen::bfloat16.
+//  - double: each coefficient f cos, f sin is formed from the rule's exact frequency omega_k =
+//    inv_freq[k] + inv_freq_lo[k] by numeric::sincos_phase (the phase n omega_k and its reduction
+//    in double-double), within (0.5 + 2^-9) ulp of its exact value; each output is a*c -/+ b*s in
+//    double, so |y - y_exact| <= 0.5 ulp(y) + 2^-51 (|a| + |b|) |f|, y_exact the rotation by the
+//    exact angle n omega_k (with xPos, 2^-50: the scale's two more roundings).
+//  - float and the half types: the angle is position * inv_freq[k] rounded once to long double,
+//    reduced exactly; its cos/sin are rounded to the work type W (double for float, float for the
+//    half types); each output is a*c -/+ b*s in W, rounded once to the storage type:
+//    |y - y_ld| <= 0.5 ulp_T(y) + 2^-50 (|a| + |b|) |f| (float), 0.5 ulp_T(y) + 2^-22 (|a| + |b|) |f|
+//    (half types), y_ld the rotation by the long double angle, itself within 2^-59 n omega_k of
+//    the exact angle for the rules of tests/rotary/exact_phase.test.cpp (the long double
+//    inv_freq's own rounding included): invisible at float's and the half types' resolution.
+// (f = attention_factor, times the xPos scale; tests/rotary/apply.test.cpp and
+// tests/rotary/exact_phase.test.cpp check the bounds entry by entry.)
 //
 // xPos (Sun et al. 2023, "A Length-Extrapolatable Transformer"): with opt.xpos.enabled the rotation
 // of pair k is fused with the scale zeta_k^((n - center) / scale_base) on q and its inverse on k,
