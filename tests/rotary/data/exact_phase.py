@@ -64,7 +64,7 @@ def frequencies(rule):
                 out.append((1 - smooth) * w / factor + smooth * w)
         return out
     if rule == "longrope":  # Phi-3-like: head_dim 96, original 4096, max 131072, seq_len 2^20: long factors
-        long_factor = [1.0 + 0.37 * k for k in range(48)]  # the doubles the test passes
+        long_factor = [1.0 + 0.375 * k for k in range(48)]  # exact in binary, as the test passes them
         return [w / mp.mpf(f) for w, f in zip(default_freqs(10000.0, 96), long_factor)]
     raise ValueError(rule)
 
