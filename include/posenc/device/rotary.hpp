@@ -182,7 +182,7 @@ void launch_apply(apply_fn<T> f, std::size_t rows, const posenc::rotary::frequen
   const std::size_t half = freqs.inv_freq.size();
   std::vector<double> hi(half), lo(half), lz;
   for (std::size_t k = 0; k < half; ++k) {  // the exact frequency (inv_freq + inv_freq_lo) as hi + lo
-    const posenc::numeric::frequency3 w = posenc::rotary::detail::frequency3_of(freqs, k);
+    const posenc::numeric::frequency3 w = posenc::rotary::frequency3_of(freqs, k);
     hi[k] = w.hi;
     lo[k] = w.mid;
   }

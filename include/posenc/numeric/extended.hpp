@@ -7,7 +7,9 @@
 // is known to ~2^-120 relative, beyond the long double the tables were formed in.
 #pragma once
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -108,9 +110,15 @@ inline ff<F> ff_exp(ff<F> x) {
   ff<F> r = x - ln2_ff<F>() * ff<F>{k, 0};
   constexpr int halvings = 8;
   r = {std::ldexp(r.hi, -halvings), std::ldexp(r.lo, -halvings)};
+  // 1/n as pairs, formed once (a division per term would cost ~4x the multiplications)
+  static const std::array<ff<F>, 13> inverse = [] {
+    std::array<ff<F>, 13> a{};
+    for (int n = 1; n <= 12; ++n) a[static_cast<std::size_t>(n)] = ff<F>{1, 0} / ff<F>{static_cast<F>(n), 0};
+    return a;
+  }();
   ff<F> term = r, sum = r;
-  for (int n = 2; n <= 12; ++n) {
-    term = term * r / ff<F>{static_cast<F>(n), 0};
+  for (std::size_t n = 2; n <= 12; ++n) {
+    term = term * r * inverse[n];
     sum = sum + term;
   }
   for (int i = 0; i < halvings; ++i) sum = sum * (sum + ff<F>{2, 0});

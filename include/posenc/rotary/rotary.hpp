@@ -173,7 +173,7 @@ posenc::matrix<T> rotation_matrix(double position, std::size_t head_dim, const o
     if constexpr (std::is_same_v<T, long double>)
       numeric::sincos_angle(static_cast<numeric::wide>(position) * f.inv_freq[k], s, c);
     else  // the exact phase, as apply_rotary's double path
-      numeric::sincos_phase(position, 0.0, detail::frequency3_of(f, k), 1.0, s, c);
+      numeric::sincos_phase(position, 0.0, rotary::frequency3_of(f, k), 1.0, s, c);
     const auto ia = static_cast<Eigen::Index>(o.layout == layout::interleaved ? 2 * k : k);
     const auto ib = static_cast<Eigen::Index>(o.layout == layout::interleaved ? 2 * k + 1 : k + h);
     R(ia, ia) = static_cast<T>(c);
