@@ -12,6 +12,7 @@
 //  - BM_rope_ragged<T>: the same tokens as a ragged [4096, 32, 128] batch of 8 sequences of 512
 //    at KV-cache offsets (ragged vs dense overhead), and a decode step: 256 sequences of 1 token
 //    each at positions ~4000 (every token its own position: the cos/sin cost is not shared);
+//  - the same for double storage (128 MiB per tensor; every phase evaluated exactly);
 //  - BM_fill<T> / BM_alibi_write<T>: a fill of scores [1, 32, 1024, 1024] vs alibi::write_bias
 //    into them; BM_add_const<T> / BM_alibi_add<T>: scores += c vs alibi::add_bias (read + write).
 // Counters: bytes moved per second (GB/s: read + written bytes of the operation), MiB per tensor.
@@ -206,6 +207,13 @@ BENCHMARK(BM_rope_ragged<Eigen::bfloat16>)->ArgNames({"seqs", "decode"})->Args({
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_copy<Eigen::half>)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_rope_dense<Eigen::half>)->ArgNames({"half_layout", "check"})->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+// double: every phase of every position is evaluated (no anchor sharing), so the decode step is
+// dominated by the cos/sin of the exact phase (64 pairs per token)
+BENCHMARK(BM_copy<double>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_dense<double>)->ArgNames({"half_layout", "check"})->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_ragged<double>)->ArgNames({"seqs", "decode"})->Args({8, 0})->Args({256, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_fill<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_alibi_write<float>)->ArgNames({"form", "mask"})->Args({0, 0})->Args({0, 1})->Args({2, 0})

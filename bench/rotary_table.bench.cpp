@@ -83,7 +83,8 @@ void table_sizes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"L", "rule", "first"});
 }
 void wide_sizes(benchmark::internal::Benchmark* b) {
-  b->Args({8192L, 0, 0});
+  for (long r = 0; r <= 6; ++r) b->Args({8192L, r, 0});
+  b->Args({8192L, 0, 1L << 20});
   b->ArgNames({"L", "rule", "first"});
 }
 

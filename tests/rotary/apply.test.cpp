@@ -17,6 +17,7 @@
 
 #include <posenc/rotary.hpp>
 
+#include "exact_reference.hpp"
 #include "message_of.hpp"
 
 namespace pr = posenc::rotary;
@@ -42,11 +43,20 @@ struct xpos_ref {
 /// Long double reference: head vector v at position n, rotated pair by pair (and xPos-scaled with
 /// sign +1 for q, -1 for k).
 std::vector<wide> ref_rotate(const std::vector<wide>& v, wide n, const pr::frequencies& f, pr::layout lay,
-                             xpos_ref xp = {}, int sign = 1) {
+                             xpos_ref xp = {}, int sign = 1, bool exact = false) {
   std::vector<wide> out = v;
   const std::size_t h = f.inv_freq.size();
   for (std::size_t k = 0; k < h; ++k) {
-    const wide th = n * f.inv_freq[k];
+    // double storage: the exact phase n * omega_k (exact_reference.hpp); the others: the long
+    // double phase fl(n * inv_freq[k]) their bound is stated against
+    wide ck, sk;
+    if (exact) {
+      posenc_test::exact_cos_sin(f, k, n, ck, sk);
+    } else {
+      const wide th = n * f.inv_freq[k];
+      ck = std::cos(th);
+      sk = std::sin(th);
+    }
     wide scale = static_cast<wide>(f.attention_factor);
     if (xp.on) {
       const wide zeta = (static_cast<wide>(2 * k) / static_cast<wide>(2 * h) + xp.gamma) / (1 + xp.gamma);
@@ -54,8 +64,8 @@ std::vector<wide> ref_rotate(const std::vector<wide>& v, wide n, const pr::frequ
     }
     const std::size_t a = lay == pr::layout::interleaved ? 2 * k : k;
     const std::size_t b = lay == pr::layout::interleaved ? 2 * k + 1 : k + h;
-    out[a] = scale * (v[a] * std::cos(th) - v[b] * std::sin(th));
-    out[b] = scale * (v[a] * std::sin(th) + v[b] * std::cos(th));
+    out[a] = scale * (v[a] * ck - v[b] * sk);
+    out[b] = scale * (v[a] * sk + v[b] * ck);
   }
   return out;
 }
@@ -83,12 +93,15 @@ wide ulp(wide y) {
 }
 
 /// The bound of apply.hpp for an output y of the pair (a, b): 0.5 ulp_T(y) + K (|a| + |b|) scale,
-/// K = 2^-50 for float/double storage (double math), 2^-22 for the half types (float math).
+/// K = 2^-51 for double storage (against the exact phase), 2^-50 for float storage (double math),
+/// 2^-22 for the half types (float math); float and half against the long double phase.
+/// With xPos, double: 2^-50 (the scale's two more roundings).
 template <class T>
-wide bound(wide y, wide a, wide b, wide scale) {
-  const wide K = (std::is_same_v<T, float> || std::is_same_v<T, double>) ? std::ldexp(1.0L, -50) : std::ldexp(1.0L, -22);
-  const wide round = std::is_same_v<T, double> ? 0 : ulp<T>(y) / 2;
-  return round + K * (std::abs(a) + std::abs(b)) * scale;
+wide bound(wide y, wide a, wide b, wide scale, bool xpos = false) {
+  const wide K = std::is_same_v<T, double>  ? std::ldexp(1.0L, xpos ? -50 : -51)
+                 : std::is_same_v<T, float> ? std::ldexp(1.0L, -50)
+                                            : std::ldexp(1.0L, -22);
+  return ulp<T>(y) / 2 + K * (std::abs(a) + std::abs(b)) * scale;
 }
 
 template <class T>
@@ -116,7 +129,7 @@ void check_dense(const std::vector<T>& in, const std::vector<T>& out, std::size_
         std::vector<wide> v(D);
         for (std::size_t j = 0; j < D; ++j) v[j] = to_d(in[base + j]);
         const wide n = static_cast<wide>(offsets[b] + static_cast<std::int64_t>(s));
-        const auto r = ref_rotate(v, n, f, lay, xp, sign);
+        const auto r = ref_rotate(v, n, f, lay, xp, sign, std::is_same_v<T, double>);
         for (std::size_t j = 0; j < D; ++j) {
           const wide y = to_d(out[base + j]);
           wide tol = 0;
@@ -127,7 +140,7 @@ void check_dense(const std::vector<T>& in, const std::vector<T>& out, std::size_
             const wide scale = std::abs(r[ia]) + std::abs(r[ib]) > 0
                                    ? std::hypot(r[ia], r[ib]) / std::hypot(v[ia], v[ib])
                                    : static_cast<wide>(f.attention_factor);
-            tol = bound<T>(r[j], v[ia], v[ib], scale);
+            tol = bound<T>(r[j], v[ia], v[ib], scale, xp.on);
           }
           ++checked;
           if (!(std::abs(y - r[j]) <= tol)) {
@@ -499,7 +512,7 @@ void check_dense_ids(const std::vector<T>& in, const std::vector<T>& out, std::s
         std::vector<wide> v(D);
         for (std::size_t j = 0; j < D; ++j) v[j] = to_d(in[base + j]);
         const wide n = static_cast<wide>(ids.size() == S ? ids[s] : ids[b * S + s]);
-        const auto r = ref_rotate(v, n, f, lay);
+        const auto r = ref_rotate(v, n, f, lay, {}, 1, std::is_same_v<T, double>);
         for (std::size_t j = 0; j < 2 * h; ++j) {
           const std::size_t k = lay == pr::layout::interleaved ? j / 2 : j % h;
           const std::size_t ia = lay == pr::layout::interleaved ? 2 * k : k;
@@ -559,7 +572,7 @@ void position_ids_dense() {
 
 }  // namespace
 
-TEST_CASE("position_ids, dense: bitwise the offsets path where equivalent, else the long double rotation") {
+TEST_CASE("position_ids, dense: bitwise the offsets path where equivalent, else the reference rotation") {
   SUBCASE("double") { position_ids_dense<double>(); }
   SUBCASE("float") { position_ids_dense<float>(); }
   SUBCASE("half") { position_ids_dense<Eigen::half>(); }

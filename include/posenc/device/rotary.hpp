@@ -181,9 +181,10 @@ void launch_apply(apply_fn<T> f, std::size_t rows, const posenc::rotary::frequen
                   const posenc::rotary::apply_options& opt, apply_buffers& buf, std::string_view where) {
   const std::size_t half = freqs.inv_freq.size();
   std::vector<double> hi(half), lo(half), lz;
-  for (std::size_t k = 0; k < half; ++k) {
-    hi[k] = static_cast<double>(freqs.inv_freq[k]);
-    lo[k] = static_cast<double>(freqs.inv_freq[k] - static_cast<long double>(hi[k]));
+  for (std::size_t k = 0; k < half; ++k) {  // the exact frequency (inv_freq + inv_freq_lo) as hi + lo
+    const posenc::numeric::frequency3 w = posenc::rotary::frequency3_of(freqs, k);
+    hi[k] = w.hi;
+    lo[k] = w.mid;
   }
   buf.w_hi = posenc::detail::upload<double>(hi.data(), half, where);
   buf.w_lo = posenc::detail::upload<double>(lo.data(), half, where);

@@ -16,26 +16,30 @@
 // in elements; head_dim contiguous); q and k may have different head counts (grouped-query
 // attention), and k may be empty (data == nullptr) to rotate q alone. Pair k of the first
 // rotary_dim = 2 * freqs.inv_freq.size() columns of each head turns by the angle
-// position * inv_freq[k] (formed in long double and reduced exactly by numeric::sincos_angle, so
-// the angle is exact at any position), its cos and sin scaled by freqs.attention_factor as
-// Hugging Face transformers does; the columns past rotary_dim are untouched. Layouts: interleaved
+// position * omega_k (see Precision below: no float32 phase error at any position), its cos and
+// sin scaled by freqs.attention_factor as Hugging Face transformers does; the columns past
+// rotary_dim are untouched. Layouts: interleaved
 // pairs (2k, 2k+1) (GPT-J, RoFormer) or half (k, k + rotary_dim/2) (GPT-NeoX, HF LLaMA).
 //
 // One pass over memory: the cos/sin of a position are computed once (in chunks of positions, shared
 // by every sequence of a dense batch at the same offset) and every head of q and of k at that
 // position is read once and written once.
 //
-// Precision: the storage types float, double, Eigen::half and Eigen::bfloat16. The angle is
-// position * inv_freq[k] rounded once to long double (relative error 2^-64), reduced exactly;
-// its cos/sin are rounded to the work type W (double for float/double storage, float for the half
-// types); each output is a*c -/+ b*s in W, rounded once to the storage type. So, with y_exact the
-// rotation by the long double angle, for float and double storage
-// |y - y_exact| <= 0.5 ulp_T(y) + 2^-50 (|a| + |b|) |f|, and for the half types
-// |y - y_exact| <= 0.5 ulp_T(y) + 2^-22 (|a| + |b|) |f| (f = attention_factor, times the xPos
-// scale; tests/rotary/apply.test.cpp checks both). The long double angle itself is within
-// n w 2^-64 of n w (2^-40 rad at n = 2^24, w = 1): far below float's and the half types'
-// resolution, but at positions beyond ~2^11 more than the double rounding of f64 storage (the
-// device path, posenc/device/rotary.hpp, forms the angle in double-double instead).
+// Precision: the storage types float, double, Eigen::half and Eigen::bfloat16.
+//  - double: each coefficient f cos, f sin is formed from the rule's exact frequency omega_k =
+//    inv_freq[k] + inv_freq_lo[k] by numeric::sincos_phase (the phase n omega_k and its reduction
+//    in double-double), within (0.5 + 2^-9) ulp of its exact value; each output is a*c -/+ b*s in
+//    double, so |y - y_exact| <= 0.5 ulp(y) + 2^-51 (|a| + |b|) |f|, y_exact the rotation by the
+//    exact angle n omega_k (with xPos, 2^-50: the scale's two more roundings).
+//  - float and the half types: the angle is position * inv_freq[k] rounded once to long double,
+//    reduced exactly; its cos/sin are rounded to the work type W (double for float, float for the
+//    half types); each output is a*c -/+ b*s in W, rounded once to the storage type:
+//    |y - y_ld| <= 0.5 ulp_T(y) + 2^-50 (|a| + |b|) |f| (float), 0.5 ulp_T(y) + 2^-22 (|a| + |b|) |f|
+//    (half types), y_ld the rotation by the long double angle, itself within 2^-63 n omega_k of
+//    the exact angle (inv_freq is omega_k rounded to long double, and the product one more
+//    rounding; tests/rotary/exact_phase.test.cpp): invisible at float's and the half types' resolution.
+// (f = attention_factor, times the xPos scale; tests/rotary/apply.test.cpp and
+// tests/rotary/exact_phase.test.cpp check the bounds entry by entry.)
 //
 // xPos (Sun et al. 2023, "A Length-Extrapolatable Transformer"): with opt.xpos.enabled the rotation
 // of pair k is fused with the scale zeta_k^((n - center) / scale_base) on q and its inverse on k,
@@ -164,13 +168,18 @@ inline apply_plan make_apply_plan(std::size_t head_dim, const frequencies& f, co
 template <class W>
 class coefficients {
  public:
-  coefficients(const frequencies& f, const apply_options& opt, std::size_t rows, bool exact)
+  coefficients(const frequencies& f, const apply_options& opt, std::size_t rows, bool exact, bool f64 = false)
       : m_half(f.inv_freq.size()),
         m_w(f.inv_freq),
         m_factor(f.attention_factor),
         m_xpos(opt.xpos.enabled),
-        m_exact(exact || opt.xpos.enabled),
+        m_exact(exact || opt.xpos.enabled || f64),
+        m_f64(f64),
         m_c(rows * m_half * (m_xpos ? 4 : 2)) {
+    if (m_f64) {
+      m_w3.resize(m_half);
+      for (std::size_t k = 0; k < m_half; ++k) m_w3[k] = frequency3_of(f, k);
+    }
     if (m_xpos) {
       m_logzeta.resize(m_half);
       const wide g = opt.xpos.gamma, d = static_cast<wide>(2 * m_half);
@@ -192,9 +201,24 @@ class coefficients {
   void set(std::size_t r, wide x) {
     W* cq = row(r);
     W* sq = cq + m_half;
+    if (m_f64 && !m_xpos) {  // double storage: the exact phase, the attention factor in one rounding
+      const double xh = static_cast<double>(x), xl = static_cast<double>(x - static_cast<wide>(xh));
+      for (std::size_t k = 0; k < m_half; ++k) {
+        double s, c;
+        numeric::sincos_phase(xh, xl, m_w3[k], m_factor, s, c);
+        cq[k] = static_cast<W>(c);
+        sq[k] = static_cast<W>(s);
+      }
+      return;
+    }
     for (std::size_t k = 0; k < m_half; ++k) {
       double s, c;
-      numeric::sincos_angle(x * m_w[k], s, c);
+      if (m_f64) {
+        const double xh = static_cast<double>(x), xl = static_cast<double>(x - static_cast<wide>(xh));
+        numeric::sincos_phase(xh, xl, m_w3[k], 1.0, s, c);
+      } else {
+        numeric::sincos_angle(x * m_w[k], s, c);
+      }
       if (!m_xpos) {
         cq[k] = static_cast<W>(c * m_factor);
         sq[k] = static_cast<W>(s * m_factor);
@@ -237,8 +261,9 @@ class coefficients {
   std::size_t m_half;
   const std::vector<wide>& m_w;
   double m_factor;
-  bool m_xpos, m_exact;
+  bool m_xpos, m_exact, m_f64;
   std::vector<W> m_c;
+  std::vector<numeric::frequency3> m_w3;  // double storage: the exact frequencies
   std::vector<wide> m_logzeta;
   wide m_center = 0;
   std::vector<double> m_os, m_oc, m_as, m_ac;  // offset phases (rows x half), the run's anchor phase
@@ -430,7 +455,8 @@ bool rotate_rows(std::size_t rows, Qrow q_row, std::size_t q_heads, std::ptrdiff
                  std::size_t k_heads, std::ptrdiff_t k_head_stride, Pos pos, bool consecutive, const frequencies& f,
                  const apply_options& opt, const apply_plan& p) {
   constexpr std::size_t chunk = 64;
-  coefficients<W> co(f, opt, std::min(rows, chunk), consecutive ? std::is_same_v<T, double> : true);
+  coefficients<W> co(f, opt, std::min(rows, chunk), consecutive ? std::is_same_v<T, double> : true,
+                     std::is_same_v<T, double>);
   bool bad = false;
   for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
     const std::size_t n = std::min(chunk, rows - r0);
@@ -518,7 +544,7 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   // prefetched explicitly (bench/rotary_apply.bench.cpp: about 1.9x faster in the half layout).
   // Only the order of the rows changes, not the arithmetic of an entry.
   constexpr std::size_t chunk = 256, group = 4, ahead = 8;
-  coefficients<W> co(f, opt, std::min(S, chunk), std::is_same_v<T, double>);
+  coefficients<W> co(f, opt, std::min(S, chunk), std::is_same_v<T, double>, std::is_same_v<T, double>);
   const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
   const std::size_t row_bytes = p.head_dim * sizeof(T);
   bool bad = false;

@@ -1,42 +1,111 @@
 // SPDX-License-Identifier: MIT
 // The rotary family's per-pair angular frequencies: what a context-extension rule produces and
 // what every rotary table and application consumes. Pair k of a rotary_dim-wide head turns by
-// position * inv_freq[k]; cos and sin are scaled by attention_factor (YaRN's mscale, LongRoPE's
+// position * omega_k; cos and sin are scaled by attention_factor (YaRN's mscale, LongRoPE's
 // factor; 1 for the other rules), as Hugging Face transformers applies it.
+//
+// A rule computes its exact frequencies omega_k in double-word long double arithmetic
+// (posenc/numeric/extended.hpp, ~2^-120 relative): rotary::exact_frequencies. The frequencies the
+// tables and rotations take are made from them: inv_freq[k] = omega_k rounded to long double (the
+// float, half and long double paths' phase) and inv_freq_lo[k] = omega_k - inv_freq[k] (the double
+// paths' exact phase).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <posenc/core/error.hpp>
+#include <posenc/numeric/extended.hpp>
 #include <posenc/numeric/phase.hpp>
 
 namespace posenc::rotary {
 
-/// inv_freq[k] for k = 0 .. rotary_dim/2 - 1, in long double (the phase position * inv_freq[k] is
-/// formed in long double and reduced exactly: posenc/numeric/phase.hpp).
+/// inv_freq[k] for k = 0 .. rotary_dim/2 - 1, in long double (the float, half and long double
+/// tables form the phase position * inv_freq[k] in long double and reduce it exactly:
+/// posenc/numeric/phase.hpp). inv_freq_lo: empty, or the correction that makes each frequency
+/// exact, omega_k = inv_freq[k] + inv_freq_lo[k] (a long double pair: ~2^-120 relative); every
+/// rule (rotary::plan, compute_frequencies, default_frequencies) fills it. The double tables and
+/// rotations use omega_k (numeric::sincos_phase); with inv_freq_lo empty (frequencies built by
+/// hand), inv_freq[k] is taken as exact.
 /// Thread safety: shareable const (a value type; docs/thread-safety.md).
 struct frequencies {
   std::vector<numeric::wide> inv_freq;
   double attention_factor = 1.0;
+  std::vector<numeric::wide> inv_freq_lo{};
 };
+
+/// A real number as a double-word long double hi + lo (~2^-128 relative).
+using exact_value = numeric::ff<numeric::wide>;
+
+/// What a rule computes: each pair's exact frequency omega_k (a frequency of 0: a pair that is
+/// not rotated) and the attention factor. to_frequencies makes rotary::frequencies of it.
+struct exact_frequencies {
+  std::vector<exact_value> omega;
+  double attention_factor = 1.0;
+};
+
+/// inv_freq[k] = omega_k rounded to long double, inv_freq_lo[k] = the rest, and the attention factor.
+inline frequencies to_frequencies(const exact_frequencies& e) {
+  frequencies f;
+  f.attention_factor = e.attention_factor;
+  f.inv_freq.resize(e.omega.size());
+  f.inv_freq_lo.resize(e.omega.size());
+  for (std::size_t k = 0; k < e.omega.size(); ++k) {
+    const exact_value w = numeric::fast_two_sum(e.omega[k].hi, e.omega[k].lo);  // hi = the rounded sum
+    f.inv_freq[k] = w.hi;
+    f.inv_freq_lo[k] = w.lo;
+  }
+  return f;
+}
 
 namespace detail {
 
-/// base^(-2k / dim) in long double: the one place the default RoPE frequency is written (every
-/// rule, rotary::options and rotary::default_frequencies call it). base > 0, dim > 0 (not checked).
-inline numeric::wide default_inv_freq(std::size_t k, std::size_t dim, numeric::wide base) {
-  return std::exp(-std::log(base) * static_cast<numeric::wide>(2 * k) / static_cast<numeric::wide>(dim));
+/// v as a pair (exact).
+inline exact_value exact(numeric::wide v) { return {v, 0}; }
+
+/// ln(base) for base > 0, as a pair.
+inline exact_value exact_log(numeric::wide base) { return numeric::ff_log(exact(base)); }
+
+/// omega_k = base^(-2k / exponent_dim) = e^(-(2k / exponent_dim) ln base) for k < pairs, from
+/// ln(base) as a pair: the one place the default RoPE frequency is written (every rule,
+/// rotary::options and rotary::default_frequencies call it). exponent_dim > 0 (not checked).
+/// With k = 8j + i, omega_k = e^(x_8j) e^(x_i) (x_k the exponent): pairs / 8 + 8 pair
+/// exponentials and one pair product per frequency instead of one exponential each (the rules'
+/// frequencies within 2^-124 relative of mpmath, tests/rotary/exact_phase.test.cpp).
+inline std::vector<exact_value> default_omega(std::size_t pairs, std::size_t exponent_dim, const exact_value& log_base) {
+  constexpr std::size_t block = 8;
+  const exact_value d = exact(static_cast<numeric::wide>(exponent_dim));
+  const auto e = [&](std::size_t k) {
+    return numeric::ff_exp(-(exact(static_cast<numeric::wide>(2 * k)) / d * log_base));
+  };
+  std::vector<exact_value> low(std::min(pairs, block));
+  for (std::size_t i = 0; i < low.size(); ++i) low[i] = e(i);
+  std::vector<exact_value> w(pairs);
+  for (std::size_t j = 0; j * block < pairs; ++j) {
+    const exact_value high = e(j * block);
+    for (std::size_t i = 0; i < block && j * block + i < pairs; ++i) w[j * block + i] = j == 0 ? low[i] : high * low[i];
+  }
+  return w;
 }
 
 }  // namespace detail
 
+/// The exact frequency of pair k, inv_freq[k] + inv_freq_lo[k] (inv_freq[k] alone when
+/// inv_freq_lo is empty), as three doubles: numeric::sincos_phase's form, which the double tables
+/// and rotations and the device path (posenc/device/rotary.hpp) use. k < inv_freq.size() (not checked).
+inline numeric::frequency3 frequency3_of(const frequencies& f, std::size_t k) {
+  return numeric::split_frequency(f.inv_freq[k], f.inv_freq_lo.empty() ? numeric::wide(0) : f.inv_freq_lo[k]);
+}
+
 /// Check frequencies before use (the one validator: tables, apply, plans): at least one
 /// inv_freq, every inv_freq finite and >= 0 (0: a pair that is not rotated, as the proportional
-/// rule's), attention_factor finite and > 0. Throws invalid_argument (non_finite_error for NaN/Inf)
-/// naming `what` (the argument's name) and the index. Returns the number of pairs.
+/// rule's), attention_factor finite and > 0, inv_freq_lo empty or one finite value per frequency.
+/// Throws invalid_argument (non_finite_error for NaN/Inf, shape_error for an inv_freq_lo of
+/// another length) naming `what` (the argument's name) and the index. Returns the number of pairs.
 inline std::size_t validate(const frequencies& f, std::string_view where, std::string_view what = "freqs") {
   posenc::detail::require(!f.inv_freq.empty(), where, what, ".inv_freq: expected at least one frequency, got 0");
   for (std::size_t k = 0; k < f.inv_freq.size(); ++k) {
@@ -50,21 +119,25 @@ inline std::size_t validate(const frequencies& f, std::string_view where, std::s
                                             ".attention_factor: expected a finite value, got ", f.attention_factor);
   posenc::detail::require(f.attention_factor > 0, where, what, ".attention_factor: expected a value > 0, got ",
                           f.attention_factor);
+  posenc::detail::require<shape_error>(f.inv_freq_lo.empty() || f.inv_freq_lo.size() == f.inv_freq.size(), where,
+                                       what, ".inv_freq_lo: expected none or one per frequency (", f.inv_freq.size(),
+                                       "), got ", f.inv_freq_lo.size());
+  for (std::size_t k = 0; k < f.inv_freq_lo.size(); ++k)
+    posenc::detail::require<non_finite_error>(std::isfinite(f.inv_freq_lo[k]), where, what,
+                                              ".inv_freq_lo: expected finite values, got ",
+                                              static_cast<double>(f.inv_freq_lo[k]), " at index ", k);
   return f.inv_freq.size();
 }
 
-/// The default (unscaled) RoPE frequencies: inv_freq[k] = base^(-2k / rotary_dim).
+/// The default (unscaled) RoPE frequencies: omega_k = base^(-2k / rotary_dim), with inv_freq_lo.
 inline frequencies default_frequencies(std::size_t rotary_dim, double base = 10000.0) {
   constexpr std::string_view where = "rotary::default_frequencies";
   posenc::detail::require(rotary_dim >= 2 && rotary_dim % 2 == 0, where,
                           "rotary_dim: expected an even rotary_dim >= 2, got ", rotary_dim);
   posenc::detail::require<non_finite_error>(std::isfinite(base), where, "base: expected a finite base, got ", base);
   posenc::detail::require(base > 1, where, "base: expected base > 1, got ", base);
-  frequencies f;
-  f.inv_freq.resize(rotary_dim / 2);
-  for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
-    f.inv_freq[k] = detail::default_inv_freq(k, rotary_dim, static_cast<numeric::wide>(base));
-  return f;
+  return to_frequencies(
+      {detail::default_omega(rotary_dim / 2, rotary_dim, detail::exact_log(static_cast<numeric::wide>(base))), 1.0});
 }
 
 }  // namespace posenc::rotary

@@ -59,14 +59,11 @@ inline row_heads validate(std::size_t cols, const options& opt, std::string_view
   return {hd, rd, cols / hd};
 }
 
-/// The frequencies of an options, base^(-2k / rotary_dim) in long double (rotary_dim from
-/// rotary::validate; any base > 0).
+/// The frequencies of an options, omega_k = base^(-2k / rotary_dim) with inv_freq_lo (rotary_dim
+/// from rotary::validate; any base > 0).
 inline frequencies options_frequencies(const options& opt, std::size_t rotary_dim) {
-  frequencies f;
-  f.inv_freq.resize(rotary_dim / 2);
-  for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
-    f.inv_freq[k] = detail::default_inv_freq(k, rotary_dim, static_cast<numeric::wide>(opt.base));
-  return f;
+  return to_frequencies(
+      {detail::default_omega(rotary_dim / 2, rotary_dim, detail::exact_log(static_cast<numeric::wide>(opt.base))), 1.0});
 }
 
 namespace detail {
@@ -173,7 +170,10 @@ posenc::matrix<T> rotation_matrix(double position, std::size_t head_dim, const o
   R.setIdentity();
   for (std::size_t k = 0; k < h; ++k) {
     std::conditional_t<std::is_same_v<T, long double>, long double, double> s, c;
-    numeric::sincos_angle(static_cast<numeric::wide>(position) * f.inv_freq[k], s, c);
+    if constexpr (std::is_same_v<T, long double>)
+      numeric::sincos_angle(static_cast<numeric::wide>(position) * f.inv_freq[k], s, c);
+    else  // the exact phase, as apply_rotary's double path
+      numeric::sincos_phase(position, 0.0, rotary::frequency3_of(f, k), 1.0, s, c);
     const auto ia = static_cast<Eigen::Index>(o.layout == layout::interleaved ? 2 * k : k);
     const auto ib = static_cast<Eigen::Index>(o.layout == layout::interleaved ? 2 * k + 1 : k + h);
     R(ia, ia) = static_cast<T>(c);

@@ -2,7 +2,7 @@
 // The RoPE rule table: every rope_type (Hugging Face transformers' ROPE_INIT_FUNCTIONS, plus
 // posenc's static "ntk") is one small type in rotary::rule_list that carries its name, the
 // rope_parameters keys it accepts, how it reads them from a JSON object, its validation and its
-// inv_freq / attention factor. The loader (config.hpp), the validator, the name list and the
+// frequencies / attention factor. The loader (config.hpp), the validator, the name list and the
 // legacy rope_config adapter (scaling.hpp) all iterate that one list, so adding a rule is one new
 // type and one list entry (docs/architecture.md shows how).
 //
@@ -11,12 +11,19 @@
 // the frequencies at initialisation and recomputes them for a sequence length where the rule
 // depends on it (dynamic, longrope).
 //
+// Each rule's formula is written once, in double-word long double arithmetic
+// (posenc/numeric/extended.hpp, exp and log included): compute returns the exact frequencies
+// (rotary::exact_frequencies, ~2^-120 relative), from which the plan makes inv_freq (rounded to
+// long double: the float and half paths) and inv_freq_lo (the rest: the double paths' exact phase).
+// The attention factors are computed in double, as transformers' Python computes them.
+//
 // Semantics: transformers 5.x's modeling_rope_utils.py by default; transformers 4.46's (yarn's
 // correction range from rope_scaling's original_max_position_embeddings or max_position_embeddings,
 // longrope's short-regime attention factor 1, no `truncate`, no `proportional`) by
 // semantics::transformers_4_46. docs/extrapolation.md has the table of differences.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -98,25 +105,36 @@ inline std::size_t scaled_rotary_dim(const rope_context& c) {
   return static_cast<std::size_t>(static_cast<double>(c.head_dim) * c.partial_rotary_factor);
 }
 
-/// inv_freq[k] = base^(-2k / exponent_dim) for k < pairs.
-inline frequencies default_freqs(std::size_t pairs, std::size_t exponent_dim, double base) {
-  frequencies f;
-  f.inv_freq.resize(pairs);
-  for (std::size_t k = 0; k < pairs; ++k)
-    f.inv_freq[k] = default_inv_freq(k, exponent_dim, static_cast<numeric::wide>(base));
-  return f;
+/// omega_k = base^(-2k / exponent_dim) for k < pairs, exact (a pair per frequency).
+inline exact_frequencies default_freqs(std::size_t pairs, std::size_t exponent_dim, double base) {
+  return {default_omega(pairs, exponent_dim, exact_log(static_cast<numeric::wide>(base))), 1.0};
 }
 
-/// base * s^(d / (d - 2)) (NTK-aware base scaling); d = 2 has one pair with inv_freq 1 whatever the base.
-inline frequencies ntk_scaled(std::size_t d, double theta, numeric::wide s) {
-  using W = numeric::wide;
-  const W base = static_cast<W>(theta);
-  const W expo = static_cast<W>(d) / static_cast<W>(d - 2);
-  frequencies f;
-  f.inv_freq.resize(d / 2);
-  const W b = d == 2 ? base : base * std::pow(s, expo);
-  for (std::size_t k = 0; k < d / 2; ++k) f.inv_freq[k] = default_inv_freq(k, d, b);
-  return f;
+/// theta * s^(d / (d - 2)) (NTK-aware base scaling) as the exact ln(base') = ln(theta) + d / (d - 2)
+/// ln(s); d = 2 has one pair with frequency 1 whatever the base. s > 0.
+inline exact_frequencies ntk_scaled(std::size_t d, double theta, const exact_value& s) {
+  exact_value lb = exact_log(static_cast<numeric::wide>(theta));
+  if (d > 2)
+    lb = lb + exact(static_cast<numeric::wide>(d)) / exact(static_cast<numeric::wide>(d - 2)) * numeric::ff_log(s);
+  return {default_omega(d / 2, d, lb), 1.0};
+}
+
+/// a < b for normalised pairs.
+inline bool exact_less(const exact_value& a, const exact_value& b) {
+  return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
+/// min(max(x, lo), hi) for normalised pairs.
+inline exact_value exact_clamp(const exact_value& x, const exact_value& lo, const exact_value& hi) {
+  return exact_less(x, lo) ? lo : exact_less(hi, x) ? hi : x;
+}
+/// floor / ceil of a pair of moderate size (|x| < 2^63): hi's unless hi is an integer, then lo decides.
+inline exact_value exact_floor(const exact_value& x) {
+  const numeric::wide f = std::floor(x.hi);
+  return f != x.hi ? exact(f) : numeric::two_sum(f, std::floor(x.lo));
+}
+inline exact_value exact_ceil(const exact_value& x) {
+  const numeric::wide f = std::ceil(x.hi);
+  return f != x.hi ? exact(f) : numeric::two_sum(f, std::ceil(x.lo));
 }
 
 /// The pretrained length L0 of llama3, yarn and longrope. transformers 5: the model-level field
@@ -217,13 +235,13 @@ struct rule_base {
   static std::size_t rotary_dim(const rope_context& c) { return detail::scaled_rotary_dim(c); }
 };
 
-/// "default": inv_freq[k] = theta^(-2k / rotary_dim).
+/// "default": omega_k = theta^(-2k / rotary_dim).
 struct default_rope : rule_base {
   static constexpr std::string_view name = "default";
   static constexpr std::array<std::string_view, 0> keys{};
   static default_rope parse(const param_reader&) { return {}; }
   void validate(const rope_context&, std::string_view) const {}
-  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
+  [[nodiscard]] exact_frequencies compute(const rope_context& c, std::size_t) const {
     const std::size_t d = rotary_dim(c);
     return detail::default_freqs(d / 2, d, c.theta);
   }
@@ -236,10 +254,10 @@ struct linear : rule_base {
   double factor = 1.0;
   static linear parse(const param_reader& r) { return {{}, r.required_number("factor")}; }
   void validate(const rope_context&, std::string_view where) const { detail::require_positive(factor, where, "factor"); }
-  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
+  [[nodiscard]] exact_frequencies compute(const rope_context& c, std::size_t) const {
     const std::size_t d = rotary_dim(c);
-    frequencies f = detail::default_freqs(d / 2, d, c.theta);
-    for (auto& w : f.inv_freq) w /= static_cast<numeric::wide>(factor);
+    exact_frequencies f = detail::default_freqs(d / 2, d, c.theta);
+    for (auto& w : f.omega) w = w / detail::exact(factor);
     return f;
   }
 };
@@ -253,8 +271,8 @@ struct ntk : rule_base {
   double factor = 1.0;
   static ntk parse(const param_reader& r) { return {{}, r.required_number("factor")}; }
   void validate(const rope_context&, std::string_view where) const { detail::require_positive(factor, where, "factor"); }
-  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
-    return detail::ntk_scaled(rotary_dim(c), c.theta, static_cast<numeric::wide>(factor));
+  [[nodiscard]] exact_frequencies compute(const rope_context& c, std::size_t) const {
+    return detail::ntk_scaled(rotary_dim(c), c.theta, detail::exact(factor));
   }
 };
 
@@ -275,16 +293,20 @@ struct dynamic : rule_base {
     posenc::detail::require(c.max_position_embeddings > 0, where,
                             "max_position_embeddings: rope_type 'dynamic' needs max_position_embeddings > 0, got 0");
   }
-  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t seq_len) const {
+  [[nodiscard]] exact_frequencies compute(const rope_context& c, std::size_t seq_len) const {
     using W = numeric::wide;
-    const W lmax = static_cast<W>(c.max_position_embeddings), fac = static_cast<W>(factor);
-    const W len = seq_len > c.max_position_embeddings ? static_cast<W>(seq_len) : lmax;
-    return detail::ntk_scaled(rotary_dim(c), c.theta, fac * len / lmax - (fac - 1));
+    // s = factor L / L_max - (factor - 1) = factor (L - L_max) / L_max + 1: exactly 1 (the default
+    // frequencies, bitwise) for L = L_max
+    const std::size_t lmax = c.max_position_embeddings, len = std::max(seq_len, lmax);
+    const exact_value s = detail::exact(factor) * detail::exact(static_cast<W>(len - lmax)) /
+                              detail::exact(static_cast<W>(lmax)) +
+                          detail::exact(1);
+    return detail::ntk_scaled(rotary_dim(c), c.theta, s);
   }
 };
 
 
-/// "yarn" (Peng et al. 2023): the ramp between interpolation (inv_freq / factor) and extrapolation
+/// "yarn" (Peng et al. 2023): the ramp between interpolation (omega / factor) and extrapolation
 /// over the correction range of beta_fast .. beta_slow rotations within L0, and the attention
 /// factor 0.1 mscale ln(factor) + 1 (or attention_factor, or the mscale / mscale_all_dim ratio).
 struct yarn : rule_base {
@@ -346,33 +368,35 @@ struct yarn : rule_base {
     if (mscale) detail::require_positive(*mscale, where, "mscale");
     if (mscale_all_dim) detail::require_positive(*mscale_all_dim, where, "mscale_all_dim");
   }
-  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
+  [[nodiscard]] exact_frequencies compute(const rope_context& c, std::size_t) const {
     using W = numeric::wide;
+    using detail::exact;
     const bool v5 = c.semantics == semantics::transformers_5;
     const std::size_t dim = rotary_dim(c), h = dim / 2;
     const double fac = resolved_factor(c);
-    const W base = static_cast<W>(c.theta), wfac = static_cast<W>(fac), length_w = static_cast<W>(length(c));
-    // find_correction_range: floor/ceil unless truncate is false, clamped to [0, dim - 1]
-    constexpr W two_pi = 6.283185307179586476925286766559005768L;
-    const auto correction_dim = [&](W rotations) {
-      return static_cast<W>(dim) * std::log(length_w / (rotations * two_pi)) / (2 * std::log(base));
+    // the factor as the configuration states it (max_position_embeddings / L0 as a real ratio when absent)
+    const exact_value wfac = factor ? exact(*factor)
+                                    : exact(static_cast<W>(c.max_position_embeddings)) / exact(static_cast<W>(length(c)));
+    const exact_value log_base = detail::exact_log(static_cast<W>(c.theta)), length_w = exact(static_cast<W>(length(c)));
+    // find_correction_range: dim ln(L0 / (rotations 2 pi)) / (2 ln theta), floor/ceil unless
+    // truncate is false, clamped to [0, dim - 1]
+    const auto correction_dim = [&](double rotations) {
+      return exact(static_cast<W>(dim)) * numeric::ff_log(length_w / (exact(rotations) * numeric::two_pi_ff<W>())) /
+             (exact(2) * log_base);
     };
-    W low = correction_dim(static_cast<W>(fast(c))), high = correction_dim(static_cast<W>(slow(c)));
+    exact_value low = correction_dim(fast(c)), high = correction_dim(slow(c));
     if (truncate.value_or(true)) {
-      low = std::floor(low);
-      high = std::ceil(high);
+      low = detail::exact_floor(low);
+      high = detail::exact_ceil(high);
     }
-    if (low < 0) low = 0;
-    if (high > static_cast<W>(dim - 1)) high = static_cast<W>(dim - 1);
-    if (low == high) high += W(0.001L);  // transformers: prevent the singularity
-    frequencies f;
-    f.inv_freq.resize(h);
+    if (detail::exact_less(low, exact(0))) low = exact(0);
+    if (detail::exact_less(exact(static_cast<W>(dim - 1)), high)) high = exact(static_cast<W>(dim - 1));
+    if (low.hi == high.hi && low.lo == high.lo) high = high + exact(1) / exact(1000);  // transformers: += 0.001
+    exact_frequencies f = detail::default_freqs(h, dim, c.theta);
     for (std::size_t k = 0; k < h; ++k) {
-      const W extrapolated = detail::default_inv_freq(k, dim, base);
-      const W interpolated = extrapolated / wfac;
-      W ramp = (static_cast<W>(k) - low) / (high - low);
-      ramp = ramp < 0 ? W(0) : (ramp > 1 ? W(1) : ramp);
-      f.inv_freq[k] = interpolated * ramp + extrapolated * (1 - ramp);  // extrapolation factor 1 - ramp
+      // ramp 1: interpolated (omega / factor); transformers' extrapolation factor is 1 - ramp
+      const exact_value ramp = detail::exact_clamp((exact(static_cast<W>(k)) - low) / (high - low), exact(0), exact(1));
+      f.omega[k] = f.omega[k] / wfac * ramp + f.omega[k] * (exact(1) - ramp);
     }
     if (attention_factor) {
       f.attention_factor = *attention_factor;
@@ -390,7 +414,7 @@ struct yarn : rule_base {
   }
 };
 
-/// "longrope" (Ding et al. 2024; Phi-3; "su" in the first Phi-3 configs): inv_freq = default /
+/// "longrope" (Ding et al. 2024; Phi-3; "su" in the first Phi-3 configs): omega = default /
 /// ext[k], ext = long_factor or short_factor by the sequence length, attention factor
 /// sqrt(1 + ln(factor) / ln(L0)) (or attention_factor), factor = max_position_embeddings / L0 when
 /// not given.
@@ -454,10 +478,10 @@ struct longrope : rule_base {
     posenc::detail::require(regime == longrope_rule::init_function || regime == longrope_rule::phi3_module, where,
                             "longrope_switch: expected longrope_rule::init_function or longrope_rule::phi3_module");
   }
-  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t seq_len) const {
+  [[nodiscard]] exact_frequencies compute(const rope_context& c, std::size_t seq_len) const {
     using W = numeric::wide;
     const std::size_t dim = rotary_dim(c), h = dim / 2, l0 = length(c);
-    frequencies f;
+    exact_frequencies f = detail::default_freqs(h, dim, c.theta);
     bool use_long = false;
     if (c.semantics == semantics::transformers_5) {
       // factor (or max / L0) decides the attention factor in both regimes, in double as transformers 5
@@ -491,9 +515,7 @@ struct longrope : rule_base {
                                             : std::sqrt(1 + std::log(scale) / std::log(static_cast<double>(lmax)));
     }
     const std::vector<double>& ext = use_long ? long_factor : short_factor;
-    f.inv_freq.resize(h);
-    for (std::size_t k = 0; k < h; ++k)
-      f.inv_freq[k] = detail::default_inv_freq(k, dim, static_cast<W>(c.theta)) / static_cast<W>(ext[k]);
+    for (std::size_t k = 0; k < h; ++k) f.omega[k] = f.omega[k] / detail::exact(ext[k]);
     return f;
   }
 };
@@ -530,22 +552,21 @@ struct llama3 : rule_base {
                             "high_freq_factor: expected high_freq_factor > low_freq_factor, got high_freq_factor = ",
                             high_freq_factor, " and low_freq_factor = ", low_freq_factor);
   }
-  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
+  [[nodiscard]] exact_frequencies compute(const rope_context& c, std::size_t) const {
     using W = numeric::wide;
-    constexpr W two_pi = 6.283185307179586476925286766559005768L;
+    using detail::exact;
     const std::size_t dim = rotary_dim(c);
-    const W old_len = static_cast<W>(length(c)), fac = static_cast<W>(factor);
-    const W lo = static_cast<W>(low_freq_factor), hi = static_cast<W>(high_freq_factor);
-    const W low_freq_wavelen = old_len / lo, high_freq_wavelen = old_len / hi;
-    frequencies f = detail::default_freqs(dim / 2, dim, c.theta);
-    for (auto& w : f.inv_freq) {
-      const W wavelen = two_pi / w;
-      if (wavelen > low_freq_wavelen) {
-        w /= fac;  // low frequencies: interpolated
-      } else if (!(wavelen < high_freq_wavelen)) {
-        const W smooth = (old_len / wavelen - lo) / (hi - lo);
-        w = (1 - smooth) * w / fac + smooth * w;
-      }  // high frequencies: unchanged
+    const exact_value old_len = exact(static_cast<W>(length(c))), fac = exact(factor);
+    const exact_value lo = exact(low_freq_factor), hi = exact(high_freq_factor);
+    exact_frequencies f = detail::default_freqs(dim / 2, dim, c.theta);
+    for (auto& w : f.omega) {
+      // smooth = (L0 / wavelen - lo) / (hi - lo), wavelen = 2 pi / omega: below 0 (wavelen > L0 /
+      // lo) the frequency is interpolated (omega / factor), above 1 (wavelen < L0 / hi) kept; the
+      // blend (1 - smooth) omega / factor + smooth omega meets both branches continuously, so
+      // clamping smooth to [0, 1] is the three branches of transformers
+      const exact_value smooth =
+          detail::exact_clamp((old_len * w / numeric::two_pi_ff<W>() - lo) / (hi - lo), exact(0), exact(1));
+      w = (exact(1) - smooth) * w / fac + smooth * w;
     }
     return f;
   }
@@ -569,11 +590,11 @@ struct proportional : rule_base {
                             "rope_type: 'proportional' is a transformers 5 rule (not in transformers 4.46)");
     detail::require_positive(factor, where, "factor");
   }
-  [[nodiscard]] frequencies compute(const rope_context& c, std::size_t) const {
-    frequencies f = detail::default_freqs(c.head_dim / 2, c.head_dim, c.theta);
+  [[nodiscard]] exact_frequencies compute(const rope_context& c, std::size_t) const {
+    exact_frequencies f = detail::default_freqs(c.head_dim / 2, c.head_dim, c.theta);
     const std::size_t rotated = rotated_pairs(c);
-    for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
-      f.inv_freq[k] = k < rotated ? f.inv_freq[k] / static_cast<numeric::wide>(factor) : numeric::wide(0);
+    for (std::size_t k = 0; k < f.omega.size(); ++k)
+      f.omega[k] = k < rotated ? f.omega[k] / detail::exact(factor) : detail::exact(0);  // exact zeros
     return f;
   }
 };
@@ -669,7 +690,7 @@ class plan {
                   "rotary dim: expected an even rotary_dim = int(head_dim * partial_rotary_factor) >= 2, got ", dim,
                   " (head_dim ", m_ctx.head_dim, ", partial_rotary_factor ", m_ctx.partial_rotary_factor, ")");
           x.validate(m_ctx, where);
-          m_freqs = x.compute(m_ctx, 0);
+          m_freqs = to_frequencies(x.compute(m_ctx, 0));
         },
         m_rule);
     (void)rotary::validate(m_freqs, where, "frequencies");
@@ -690,7 +711,7 @@ class plan {
   /// transformers' forward uses seq_len = max(position_ids) + 1.
   [[nodiscard]] rotary::frequencies frequencies(std::size_t seq_len) const {
     if (seq_len == 0 || !depends_on_seq_len()) return m_freqs;
-    return std::visit([&](const auto& x) { return x.compute(m_ctx, seq_len); }, m_rule);
+    return std::visit([&](const auto& x) { return to_frequencies(x.compute(m_ctx, seq_len)); }, m_rule);
   }
 
  private:

@@ -3,14 +3,20 @@
 // integer positions p in [first, first + count) or arbitrary real positions, in double, long
 // double, float, Eigen::half and Eigen::bfloat16.
 //
-// Accuracy (tests/rotary/table.test.cpp): the reference value of an entry is the sine/cosine of
-// the long double phase p * inv_freq[k] (numeric::sincos_angle's phase), times attention_factor.
+// Accuracy (tests/rotary/table.test.cpp, tests/rotary/exact_phase.test.cpp): the reference value
+// of a float, half or long double entry is the sine/cosine of the long double phase
+// p * inv_freq[k] (numeric::sincos_angle's phase), times attention_factor; that of a double entry
+// is attention_factor times the sine/cosine of the exact phase p * omega_k (omega_k =
+// inv_freq[k] + inv_freq_lo[k], the rule's exact frequency; numeric::sincos_phase).
 //  - float: the correctly rounded reference (a rigorous running error bound decides each entry;
 //    the few entries it cannot decide are recomputed directly: <= 0.5 ulp + 2^-28 ulp); so never
 //    outside [-attention_factor, attention_factor] and exactly 1 at p = 0 with factor 1.
 //  - Eigen::half / Eigen::bfloat16: the float value above rounded to the half type (<= 0.5 ulp
 //    of the half type + the float rounding); math in double.
-//  - double / long double: every entry evaluated directly (a few ulp).
+//  - double: every entry evaluated directly, within 0.5 ulp + 2^-9 ulp of the exact value
+//    wherever |sin|, |cos| >= 2^-60 p omega_k (so within 1 ulp at every position up to 2^24 of
+//    the tested rules: the smallest |sin|, |cos| found there is 2^-28.5);
+//  - long double: every entry evaluated directly (~1e-17 absolute from the long double phase).
 // Integer-position float/half tables come from small exact phase tables by angle addition in
 // double, each entry's float rounding certified by a rigorous error bound (bench/rotary_table).
 #pragma once
@@ -192,11 +198,21 @@ void fill_direct(const frequencies& f, std::size_t count, T* cos, T* sin, std::s
                  numeric::wide first, std::span<const double> positions) {
   const std::size_t m = f.inv_freq.size();
   const long double af = f.attention_factor;
+  std::vector<numeric::frequency3> w3;  // double: the exact frequencies (numeric::sincos_phase)
+  if constexpr (std::is_same_v<T, double>) {
+    w3.resize(m);
+    for (std::size_t k = 0; k < m; ++k) w3[k] = frequency3_of(f, k);
+  }
   for (std::size_t i = 0; i < count; ++i) {
     const numeric::wide p = positions.empty() ? first + static_cast<numeric::wide>(i) : positions[i];
     T* cr = cos + i * stride;
     T* sr = sin + i * stride;
-    for (std::size_t k = 0; k < m; ++k) direct_entry(p * f.inv_freq[k], af, sr[k], cr[k]);
+    if constexpr (std::is_same_v<T, double>) {
+      const double ph = static_cast<double>(p), pl = static_cast<double>(p - static_cast<numeric::wide>(ph));
+      for (std::size_t k = 0; k < m; ++k) numeric::sincos_phase(ph, pl, w3[k], f.attention_factor, sr[k], cr[k]);
+    } else {
+      for (std::size_t k = 0; k < m; ++k) direct_entry(p * f.inv_freq[k], af, sr[k], cr[k]);
+    }
     duplicate_row(cr, m, lay);
     duplicate_row(sr, m, lay);
   }
