@@ -3,7 +3,9 @@
 // members in file order and reject duplicate keys; numbers keep their text so integers can be
 // read exactly (64-bit, overflow-checked); strings are validated UTF-8 with escapes decoded;
 // nesting depth is bounded so hostile input cannot exhaust the stack. Errors are reported
-// through a callback that must not return (it throws posenc::io_error).
+// through a callback that must throw (e.g. posenc::io_error); one that returns is itself reported
+// as posenc::io_error. Accessors of a parsed value check their index (item(k) with k >= size()
+// throws posenc::invalid_argument): the input is untrusted, so nothing is a precondition.
 //
 // Resource budget (the input is untrusted): the parsed document is one flat array of 12-byte
 // nodes in document order (a container records where its subtree ends) plus one buffer holding
@@ -24,6 +26,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <posenc/core/error.hpp>
 
 namespace posenc::io::json {
 
@@ -46,8 +50,6 @@ class document;
 /// A read-only handle to one value of a document (valid while the document and its input live).
 class value {
  public:
-  value(const document* d, std::uint32_t i) noexcept : m_doc(d), m_i(i) {}
-
   [[nodiscard]] kind type() const noexcept;
   [[nodiscard]] bool is_object() const noexcept { return type() == kind::object; }
   [[nodiscard]] bool is_array() const noexcept { return type() == kind::array; }
@@ -81,8 +83,11 @@ class value {
       j = v.next();
     }
   }
-  /// The k-th array item (k < size()).
-  [[nodiscard]] value item(std::size_t k) const noexcept {
+  /// The k-th array item; throws posenc::invalid_argument naming k unless this is an array and
+  /// k < size().
+  [[nodiscard]] value item(std::size_t k) const {
+    posenc::detail::require(is_array(), "json::value::item", "k: expected an array, got a JSON value of another type");
+    posenc::detail::require(k < size(), "json::value::item", "k: expected k < size() = ", size(), ", got ", k);
     std::uint32_t j = m_i + 1;
     for (std::size_t q = 0; q < k; ++q) j = value(m_doc, j).next();
     return {m_doc, j};
@@ -116,6 +121,11 @@ class value {
 
  private:
   /// \cond INTERNAL
+  // Only a document makes values (of its own nodes), so every value's index is valid.
+  friend class document;
+  template <class Fail>
+  friend class parser;
+  value(const document* d, std::uint32_t i) noexcept : m_doc(d), m_i(i) {}
   const document* m_doc;
   std::uint32_t m_i;
   /// \endcond
@@ -139,6 +149,7 @@ class document {
   friend class value;
   template <class Fail>
   friend class parser;
+  document() = default;  // only a parser makes documents (each has a root node)
 
   [[nodiscard]] std::string_view text_of(const node& x) const noexcept {
     return x.decoded ? std::string_view(m_text).substr(x.a, x.n) : m_src.substr(x.a, x.n);
@@ -191,7 +202,9 @@ class parser {
   /// \cond INTERNAL
   [[noreturn]] void error(std::string_view msg) {
     m_fail(m_i, msg);
-    throw;  // unreachable: m_fail throws. (Re-throw keeps [[noreturn]] honest if it does not.)
+    // A callback that returns: report that (and the error it was given) instead of going on.
+    posenc::detail::fail<io_error>("json::parse", "fail: the error callback returned instead of throwing (error at offset ",
+                                   m_i, ": ", msg, ")");
   }
   [[nodiscard]] bool eof() const noexcept { return m_i >= m_s.size(); }
   [[nodiscard]] char peek() const noexcept { return eof() ? '\0' : m_s[m_i]; }

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/phase.hpp>
 
@@ -30,8 +31,9 @@ inline frequencies default_frequencies(std::size_t rotary_dim, double base = 100
                           "rotary_dim: expected an even rotary_dim >= 2, got ", rotary_dim);
   posenc::detail::require<non_finite_error>(std::isfinite(base), where, "base: expected a finite base, got ", base);
   posenc::detail::require(base > 1, where, "base: expected base > 1, got ", base);
+  (void)checked::extent(rotary_dim, where, "rotary_dim");
   frequencies f;
-  f.inv_freq.resize(rotary_dim / 2);
+  f.inv_freq = checked::make_vector<numeric::wide>(rotary_dim / 2, where, "rotary_dim / 2");
   const numeric::wide lb = std::log(static_cast<numeric::wide>(base));
   for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
     f.inv_freq[k] = std::exp(-lb * static_cast<numeric::wide>(2 * k) / static_cast<numeric::wide>(rotary_dim));

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/frequencies.hpp>
@@ -80,8 +81,10 @@ struct rope_config {
 namespace detail {
 
 inline std::size_t rotary_dim_of(const rope_config& c) {
-  // HF: int(head_dim * partial_rotary_factor), truncated toward zero.
-  return static_cast<std::size_t>(static_cast<double>(c.head_dim) * c.partial_rotary_factor);
+  // HF: int(head_dim * partial_rotary_factor), truncated toward zero. A product outside
+  // [0, 2^64) (or NaN) has no size_t value: 0, which validate() rejects.
+  const double x = static_cast<double>(c.head_dim) * c.partial_rotary_factor;
+  return x >= 0 && x < 18446744073709551616.0 ? static_cast<std::size_t>(x) : 0;
 }
 
 inline void require_positive(double v, std::string_view where, std::string_view what) {
@@ -112,6 +115,7 @@ inline void validate(const rope_config& c) {
                                             c.theta);
   require(c.theta > 1, where, "theta: expected rope_theta > 1, got ", c.theta);
   require(c.head_dim >= 2, where, "head_dim: expected head_dim >= 2, got ", c.head_dim);
+  (void)checked::extent(c.head_dim, where, "head_dim");
   posenc::detail::require<non_finite_error>(std::isfinite(c.partial_rotary_factor), where,
                                             "partial_rotary_factor: expected a finite value, got ",
                                             c.partial_rotary_factor);
@@ -213,7 +217,7 @@ inline frequencies compute_frequencies(const rope_config& c, std::size_t seq_len
   const std::size_t dim = rotary_dim(c), h = dim / 2;
   const W base = static_cast<W>(c.theta), factor = static_cast<W>(c.factor);
   frequencies f;
-  f.inv_freq.resize(h);
+  f.inv_freq = checked::make_vector<W>(h, "rotary::compute_frequencies", "rotary_dim / 2");
   f.attention_factor = 1.0;
   const auto fill_default = [&](W b) {
     for (std::size_t k = 0; k < h; ++k) f.inv_freq[k] = detail::default_inv_freq(k, dim, b);
