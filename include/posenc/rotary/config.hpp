@@ -75,7 +75,13 @@ inline std::vector<double> json_numbers(const json_value& v, std::string_view ke
   out.reserve(v.size());
   std::size_t i = 0;
   v.for_each_item([&](const json_value& item) {
-    out.push_back(json_number(item, std::string(key) + "[" + std::to_string(i) + "]"));
+    // The item's name ("short_factor[3]") is formed only for the error message.
+    double x = 0;
+    const std::string_view t = item.is_number() ? item.text() : std::string_view();
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+    if (t.empty() || ec != std::errc() || p != t.data() + t.size() || !std::isfinite(x))
+      x = json_number(item, std::string(key) + "[" + std::to_string(i) + "]");  // throws
+    out.push_back(x);
     ++i;
   });
   return out;

@@ -165,8 +165,11 @@ inline void validate(const rope_config& c) {
       require<shape_error>(c.long_factor.size() == dim / 2, where, "long_factor: expected rotary_dim / 2 = ", dim / 2,
                            " values, got ", c.long_factor.size());
       for (std::size_t k = 0; k < dim / 2; ++k) {
-        detail::require_positive(c.short_factor[k], where, "short_factor[" + std::to_string(k) + "]");
-        detail::require_positive(c.long_factor[k], where, "long_factor[" + std::to_string(k) + "]");
+        // the item's name is formed only for the error message (10^6-item lists stay cheap)
+        if (!(std::isfinite(c.short_factor[k]) && c.short_factor[k] > 0))
+          detail::require_positive(c.short_factor[k], where, "short_factor[" + std::to_string(k) + "]");
+        if (!(std::isfinite(c.long_factor[k]) && c.long_factor[k] > 0))
+          detail::require_positive(c.long_factor[k], where, "long_factor[" + std::to_string(k) + "]");
       }
       require(c.longrope_switch == longrope_rule::init_function || c.longrope_switch == longrope_rule::phi3_module,
               where, "longrope_switch: expected longrope_rule::init_function or longrope_rule::phi3_module");
