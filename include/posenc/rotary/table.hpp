@@ -25,6 +25,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/table.hpp>
 #include <posenc/numeric/phase.hpp>
@@ -250,6 +251,10 @@ void fill_table(const frequencies& f, std::uint64_t first, std::size_t count, T*
                           "cos/sin: expected non-null buffers for ", count, " rows");
   posenc::detail::require(row_stride >= table_width(f, lay) || count <= 1, where, "row_stride: expected >= ",
                           table_width(f, lay), ", got ", row_stride);
+  if (count > 0)  // the span the rows address, (count - 1) row_stride + width, within max_elements
+    (void)checked::elements(checked::add(checked::mul(count - 1, row_stride, where, "(count - 1) * row_stride"),
+                                         table_width(f, lay), where, "(count - 1) * row_stride + width"),
+                            1, where, "(count - 1) * row_stride + width");
   detail::check_factor_fits<T>(f, where);
   if constexpr (detail::narrow_v<T>)
     detail::fill_narrow(f, first, count, cos, sin, row_stride, lay);
