@@ -4,17 +4,59 @@
 // write_safetensors against fwrite of the same bytes, and the dtype conversions (F16/BF16 -> f32,
 // f32 -> f64) against memcpy. Files live in the system temp directory (page cache, so these
 // measure the library's overhead over the OS copy, not the disk). Counter: bytes/s of tensor data.
+//
+// Readers at scale (issue 26): the crafted headers of the hostile-input budget (a 10^6-key JSON
+// object, a 16 MB safetensors header of tensor entries, a config.json whose short_factor has 10^6
+// items, 10^6 empty objects) each parsed by the public reader beside a plain parse of an
+// ordinary document of the same size (a flat array of numbers, what a weight or factor list
+// looks like) and beside one pass over the bytes (std::count of a character, the floor).
+// Counters: bytes/s of input, and mem_x = the largest number of bytes the reader held at once
+// (measured by the counting operator new below) over the input size (the goal: <= 4).
 #include <benchmark/benchmark.h>
 
+#include <malloc.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <string>
 #include <vector>
 
+#include <posenc/io/json.hpp>
 #include <posenc/io/npy.hpp>
 #include <posenc/io/safetensors.hpp>
+#include <posenc/rotary/config.hpp>
+
+// Heap accounting for the mem_x counters: live bytes (malloc_usable_size, glibc) and their peak.
+namespace {
+std::atomic<std::size_t> g_live{0}, g_peak{0};
+void note_alloc(void* p) {
+  if (!p) return;
+  const std::size_t now = g_live.fetch_add(malloc_usable_size(p), std::memory_order_relaxed) + malloc_usable_size(p);
+  std::size_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+}  // namespace
+void* operator new(std::size_t n) {
+  void* p = std::malloc(n ? n : 1);
+  if (!p) throw std::bad_alloc();
+  note_alloc(p);
+  return p;
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept {
+  if (p) g_live.fetch_sub(malloc_usable_size(p), std::memory_order_relaxed);
+  std::free(p);
+}
+void operator delete[](void* p) noexcept { operator delete(p); }
+void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+void operator delete[](void* p, std::size_t) noexcept { operator delete(p); }
 
 namespace {
 
@@ -203,6 +245,92 @@ void BM_memcpy_reference(benchmark::State& state) {
 constexpr std::int64_t n_file = std::int64_t{1} << 22;  // 4 Mi floats = 16 MiB
 constexpr std::int64_t n_mem = std::int64_t{1} << 20;   // 1 Mi elements
 
+// ---- readers at scale: crafted headers (issue 26) --------------------------------------------
+
+std::string json_keys(std::size_t m) {  // {"k0":0,"k1":0,...}
+  std::string s = "{";
+  for (std::size_t i = 0; i < m; ++i) s += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+  return s + "}";
+}
+std::string json_empty_objects(std::size_t m) {  // [{},{},...]
+  std::string s = "[";
+  for (std::size_t i = 0; i < m; ++i) s += i ? ",{}" : "{}";
+  return s + "]";
+}
+std::string json_numbers(std::size_t m) {  // [0.5,1.5,...]: the plain document
+  std::string s = "[";
+  for (std::size_t i = 0; i < m; ++i) s += (i ? "," : "") + std::to_string(i % 1000) + ".5";
+  return s + "]";
+}
+std::string config_short_factor(std::size_t m) {  // longrope with m short and m long factors
+  std::string f = "[";
+  for (std::size_t i = 0; i < m; ++i) f += i ? ",1.5" : "1.5";
+  f += "]";
+  return "{\"head_dim\": " + std::to_string(2 * m) +
+         ", \"max_position_embeddings\": 8192, \"original_max_position_embeddings\": 4096, "
+         "\"rope_scaling\": {\"type\": \"longrope\", \"short_factor\": " + f + ", \"long_factor\": " + f + "}}";
+}
+/// A safetensors image whose header holds tensor entries up to `bytes` bytes (one F32 element each).
+std::vector<std::byte> safetensors_header(std::size_t bytes, std::size_t& header) {
+  std::string h = "{";
+  std::size_t n = 0;
+  while (h.size() + 80 < bytes) {
+    h += (n ? ",\"layers." : "\"layers.") + std::to_string(n) + ".weight\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" +
+         std::to_string(4 * n) + "," + std::to_string(4 * n + 4) + "]}";
+    ++n;
+  }
+  h += "}";
+  while (h.size() % 8) h += ' ';
+  header = h.size();
+  std::vector<std::byte> img(8 + h.size() + 4 * n);
+  std::uint64_t len = h.size();
+  for (int i = 0; i < 8; ++i) img[static_cast<std::size_t>(i)] = static_cast<std::byte>((len >> (8 * i)) & 0xff);
+  std::memcpy(img.data() + 8, h.data(), h.size());
+  return img;
+}
+
+/// Runs f once per iteration; counters: input bytes/s and mem_x (peak heap growth / input bytes).
+template <class F>
+void reader_bench(benchmark::State& state, std::size_t input_bytes, F&& f) {
+  double worst = 0;
+  for (auto _ : state) {
+    const std::size_t base = g_live.load();
+    g_peak.store(base);
+    f();
+    worst = std::max(worst, static_cast<double>(g_peak.load() - base) / static_cast<double>(input_bytes));
+  }
+  set_bytes(state, input_bytes);
+  state.counters["input_MB"] = static_cast<double>(input_bytes) / 1e6;
+  state.counters["mem_x"] = worst;
+}
+
+void BM_scan_reference(benchmark::State& state) {  // one pass over 10 MB: the floor
+  const std::string s = json_numbers(static_cast<std::size_t>(state.range(0)));
+  reader_bench(state, s.size(), [&] { benchmark::DoNotOptimize(std::count(s.begin(), s.end(), ',')); });
+}
+auto throwing = [](std::size_t, std::string_view m) { throw posenc::io_error(std::string(m)); };
+void BM_json_plain_numbers(benchmark::State& state) {
+  const std::string s = json_numbers(static_cast<std::size_t>(state.range(0)));
+  reader_bench(state, s.size(), [&] { benchmark::DoNotOptimize(io::json::parse(s, throwing).nodes()); });
+}
+void BM_json_object_keys(benchmark::State& state) {
+  const std::string s = json_keys(static_cast<std::size_t>(state.range(0)));
+  reader_bench(state, s.size(), [&] { benchmark::DoNotOptimize(io::json::parse(s, throwing).nodes()); });
+}
+void BM_json_empty_objects(benchmark::State& state) {
+  const std::string s = json_empty_objects(static_cast<std::size_t>(state.range(0)));
+  reader_bench(state, s.size(), [&] { benchmark::DoNotOptimize(io::json::parse(s, throwing).nodes()); });
+}
+void BM_config_short_factor(benchmark::State& state) {
+  const std::string s = config_short_factor(static_cast<std::size_t>(state.range(0)));
+  reader_bench(state, s.size(), [&] { benchmark::DoNotOptimize(posenc::rotary::load_config(s).rope.short_factor.size()); });
+}
+void BM_safetensors_header(benchmark::State& state) {
+  std::size_t header = 0;
+  const auto img = safetensors_header(static_cast<std::size_t>(state.range(0)), header);
+  reader_bench(state, header, [&] { benchmark::DoNotOptimize(io::safetensors_file::from_bytes(img).tensors().size()); });
+}
+
 }  // namespace
 
 BENCHMARK(BM_fread_reference)->Arg(n_file)->Unit(benchmark::kMillisecond);
@@ -219,3 +347,9 @@ BENCHMARK(BM_convert_to_f32<io::dtype::f32>)->Arg(n_mem);
 BENCHMARK(BM_convert_to_f32<io::dtype::f16>)->Arg(n_mem);
 BENCHMARK(BM_convert_to_f32<io::dtype::bf16>)->Arg(n_mem);
 BENCHMARK(BM_convert_to_f32<io::dtype::f64>)->Arg(n_mem);
+BENCHMARK(BM_scan_reference)->Arg(2'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_json_plain_numbers)->Arg(2'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_json_object_keys)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_json_empty_objects)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_config_short_factor)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_safetensors_header)->Arg(16'000'000)->Unit(benchmark::kMillisecond);

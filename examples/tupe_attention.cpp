@@ -35,8 +35,8 @@ int main() {
 
   posenc::tupe::head_stack<double> probs;
   for (const auto& w : layers) {
-    const auto& bias = cache.get(n);  // computed on the first layer, reused afterwards
-    x = posenc::tupe::attention_forward(cfg, w, x, bias, std::span<const bool>(padding, n), &probs);
+    const auto bias = cache.get(n);  // computed on the first layer, reused afterwards (a snapshot)
+    x = posenc::tupe::attention_forward(cfg, w, x, *bias, std::span<const bool>(padding, n), &probs);
   }
   // [layers]
 

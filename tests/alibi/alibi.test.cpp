@@ -205,8 +205,7 @@ TEST_CASE("ALiBi bad input: each a named posenc::error with the argument in its 
   const std::vector<std::int64_t> one{3};
   expect_error<posenc::shape_error>([&] { pa::add_bias<float>(v, m, one); }, "q_offsets: expected one offset per sequence (batch = 2)");
   {
-    auto w = v;
-    w.strides[3] = 2;
+    const pa::scores_view<float> w{v.data, v.sizes, {v.strides[0], v.strides[1], v.strides[2], 2}};
     expect_error<posenc::shape_error>([&] { pa::add_bias<float>(w, m); }, "scores.strides[3]: expected 1");
   }
   expect_error<posenc::invalid_argument>([&] { pa::add_bias<float>(v, m, {}, {static_cast<pa::bias_form>(9)}); },

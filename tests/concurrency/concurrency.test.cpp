@@ -65,7 +65,7 @@ TEST_CASE("tupe positional_bias_cache: concurrent get of several lengths compute
     for (int round = 0; round < 20; ++round)
       for (Index n = 1; n <= 8; ++n) {
         const Index m = (n + static_cast<Index>(t)) % 8 + 1;  // threads start at different lengths
-        if (!same(cache.get(m), expect[static_cast<std::size_t>(m - 1)])) ++mismatches;
+        if (!same(*cache.get(m), expect[static_cast<std::size_t>(m - 1)])) ++mismatches;
         (void)cache.computations();
         (void)cache.max_length();
       }
@@ -78,8 +78,8 @@ TEST_CASE("tupe positional_bias_cache: get / computations / max_length race-free
   // Two parameter sets of different lengths (24 and 32 positions) swapped by one thread while two
   // others call get (length 20: valid for both; length 30: valid only for the longer, else a
   // posenc::error), computations() and max_length(), and a fourth only computations() and
-  // max_length(). References from get() are not used after the
-  // call: set_parameters invalidates them (the documented contract).
+  // max_length(). The snapshots from get() are dropped at once here; the next test case holds
+  // them across the swaps.
   using namespace posenc::tupe;
   const config cfg = tupe_config();
   const auto short_p = tupe_test::random_parameters<double>(cfg, 24, 7);
@@ -130,8 +130,49 @@ TEST_CASE("tupe positional_bias_cache: get / computations / max_length race-free
   CHECK(non_monotonic.load() == 0);
   CHECK(cache.max_length() == short_len);
   // After the last swap the cache serves the short parameters' values.
-  CHECK(same(cache.get(20), positional_bias(cfg, short_p, 20)));
+  CHECK(same(*cache.get(20), positional_bias(cfg, short_p, 20)));
   MESSAGE("get pairs served: " << served.load() << ", refused: " << refused.load());
+}
+
+TEST_CASE("tupe positional_bias_cache: snapshots from get() and params() stay valid across a concurrent set_parameters") {
+  // The pattern of issue 26: readers hold what get() returned and read all of it while a writer
+  // replaces the parameters (which drops the cache's entries). get() hands out a
+  // shared_ptr<const head_stack>, so the reader's snapshot keeps its storage alive and still
+  // holds the values of the parameters it was computed from (under TSan and ASan a dangling
+  // reference here is a reported use-after-free).
+  using namespace posenc::tupe;
+  const config cfg = tupe_config();
+  const auto pa = tupe_test::random_parameters<double>(cfg, 24, 11);
+  const auto pb = tupe_test::random_parameters<double>(cfg, 24, 12);
+  const auto ea = positional_bias(cfg, pa, 16), eb = positional_bias(cfg, pb, 16);
+  positional_bias_cache<double> cache(cfg, pa);
+  std::atomic<bool> stop{false};
+  std::atomic<int> started{0}, wrong{0}, reads{0};
+  std::vector<std::thread> pool;
+  pool.emplace_back([&] {
+    while (started.load() < 3) std::this_thread::yield();
+    for (int i = 0; i < 200; ++i) cache.set_parameters(i % 2 ? pa : pb);
+    stop = true;
+  });
+  for (std::size_t t = 0; t < 3; ++t)
+    pool.emplace_back([&] {
+      ++started;
+      while (!stop.load()) {
+        const auto held = cache.get(16);      // a snapshot
+        const auto params = cache.params();   // likewise
+        std::this_thread::yield();            // let the writer replace both meanwhile
+        // whichever parameters it came from, it is all of one of the two results
+        if (!same(*held, ea) && !same(*held, eb)) ++wrong;
+        const auto& pos = params->pos;
+        if (pos.rows() != pa.pos.rows() || !((pos.array() == pa.pos.array()).all() || (pos.array() == pb.pos.array()).all()))
+          ++wrong;
+        ++reads;
+      }
+    });
+  for (auto& th : pool) th.join();
+  CHECK(wrong.load() == 0);
+  CHECK(reads.load() > 0);
+  MESSAGE("snapshot reads: " << reads.load());
 }
 
 TEST_CASE("shareable const: free functions and const reads of a shared FLOATER encoder") {

@@ -3,16 +3,32 @@
 // Each row makes the call and names the exception type it must throw and a substring the message
 // must contain (the argument's name). The test checks every row and the row count; nothing is
 // allocated beyond a few kilobytes (huge sizes must be rejected before allocating).
+//
+// Coverage by construction (issue 26): the second test case lists the public entry points of
+// include/posenc (free functions and types at namespace scope outside detail, read from the
+// headers) and checks them against tests/core/census_registry.txt, which states for each entry
+// point and each of six kinds of bad input (zero size, huge size, overflowing product, NaN/Inf,
+// null or short buffer, out-of-range offset) whether the census has a row of that kind ("row"),
+// why the kind does not apply ("n/a:<reason>"), or that the row is still missing ("todo", a
+// count that may only go down). A new public function fails the test until it is registered.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
+#include <regex>
 #include <set>
 #include <span>
+#include <sstream>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -861,6 +877,309 @@ void add_io_writers(std::vector<row>& rows) {
   }));
 }
 
+/// A small TUPE cache for the census rows of positional_bias_cache (made once).
+posenc::tupe::positional_bias_cache<double>& tupe_census_cache() {
+  static posenc::tupe::positional_bias_cache<double> cache = [] {
+    posenc::tupe::config c;
+    c.d = 4;
+    c.heads = 1;
+    return posenc::tupe::positional_bias_cache<double>(c, posenc::tupe::make_parameters<double>(c, 4));
+  }();
+  return cache;
+}
+
+// The families added after the first census (issue 26): in-place rotary and ALiBi on views, the
+// JSON API, fft::batch_plan, the frequency and table builders. Argument strings follow the kind
+// vocabulary of kinds_of() below.
+void add_views_and_readers(std::vector<row>& rows) {
+  namespace pr = posenc::rotary;
+  namespace pa = posenc::alibi;
+  namespace js = posenc::io::json;
+  using V4 = posenc::tensor_view<float, 4>;
+  constexpr auto p2 = [](int e) { return std::size_t{1} << e; };
+  auto f2 = [] { return pr::default_frequencies(2); };
+  // tensor_view
+  rows.push_back(expect<size_error>("tensor_view", "sizes = SIZE_MAX", "sizes[0]", [] { (void)V4::contiguous(nullptr, {huge, 1, 1, 1}); }));
+  rows.push_back(expect<size_error>("tensor_view", "sizes product overflows (2^32 * 2^32)", "sizes",
+                                    [p2] { (void)V4::contiguous(nullptr, {p2(32), p2(32), 1, 2}); }));
+  rows.push_back(expect<size_error>("tensor_view", "strides span = 2^62 (huge offset)", "strides[0]", [p2] {
+    float x = 0;
+    (void)V4{&x, {2, 1, 1, 1}, {static_cast<std::ptrdiff_t>(p2(62)), 0, 0, 1}};
+  }));
+  rows.push_back(expect<size_error>("tensor_view", "sizes = 2^40 + 1 with a zero size", "sizes[2]",
+                                    [p2] { (void)V4::contiguous(nullptr, {0, 1, p2(40) + 1, 1}); }));
+  // rotary::apply_inplace / apply_ragged_inplace
+  rows.push_back(expect<size_error>("rotary::apply_inplace", "q sizes product overflows (null data)", "sizes", [p2, f2] {
+    pr::apply_inplace<float>(pr::dense_view<float>::contiguous(nullptr, {p2(32), p2(32), 1, 2}), {}, f2());
+  }));
+  rows.push_back(expect<size_error>("rotary::apply_inplace", "seq = 2^63", "sizes[2]", [p2, f2] {
+    pr::apply_inplace<float>(pr::dense_view<float>::contiguous(nullptr, {1, 1, p2(63), 0}), {}, f2(), std::vector<std::int64_t>{0});
+  }));
+  rows.push_back(expect<shape_error>("rotary::apply_inplace", "q (null data)", "q", [f2] {
+    pr::apply_inplace<float>(pr::dense_view<float>::contiguous(nullptr, {1, 1, 2, 2}), {}, f2());
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::apply_inplace", "offsets = INT64_MIN (offset)", "offsets[0]", [f2] {
+    std::vector<float> q(4);
+    pr::apply_inplace<float>(pr::dense_view<float>::contiguous(q.data(), {1, 1, 2, 2}), {}, f2(),
+                             std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min()});
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::apply_inplace", "q (NaN)", "non-finite", [f2] {
+    std::vector<float> q{1, std::nanf(""), 0, 0};
+    pr::apply_inplace<float>(pr::dense_view<float>::contiguous(q.data(), {1, 1, 2, 2}), {}, f2());
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::apply_inplace", "head_dim = 0 (zero)", "head_dim", [f2] {
+    std::vector<float> q(4);
+    pr::apply_inplace<float>(pr::dense_view<float>::contiguous(q.data(), {1, 1, 2, 0}), {}, f2());
+  }));
+  rows.push_back(expect<size_error>("rotary::apply_ragged_inplace", "q sizes product overflows (null data)", "sizes", [p2, f2] {
+    const std::vector<std::int64_t> cu{0, static_cast<std::int64_t>(p2(33))};
+    pr::apply_ragged_inplace<float, std::int64_t>(pr::ragged_view<float>::contiguous(nullptr, {p2(33), p2(31), 2}), {}, cu, {}, f2());
+  }));
+  rows.push_back(expect<size_error>("rotary::apply_ragged_inplace", "tokens = SIZE_MAX", "sizes[0]", [f2] {
+    const std::vector<std::int64_t> cu{0};
+    pr::apply_ragged_inplace<float, std::int64_t>(pr::ragged_view<float>::contiguous(nullptr, {huge, 1, 2}), {}, cu, {}, f2());
+  }));
+  rows.push_back(expect<shape_error>("rotary::apply_ragged_inplace", "cu_seqlens (empty)", "cu_seqlens", [f2] {
+    std::vector<float> q(4);
+    pr::apply_ragged_inplace<float, int>(pr::ragged_view<float>::contiguous(q.data(), {2, 1, 2}), {}, {}, {}, f2());
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::apply_ragged_inplace", "offsets < 0 (offset)", "offsets[0]", [f2] {
+    std::vector<float> q(4);
+    const std::vector<int> cu{0, 2}, off{-1};
+    pr::apply_ragged_inplace<float, int>(pr::ragged_view<float>::contiguous(q.data(), {2, 1, 2}), {}, cu, off, f2());
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::apply_ragged_inplace", "q (Inf)", "non-finite", [f2] {
+    std::vector<float> q{1, INFINITY, 0, 0};
+    const std::vector<int> cu{0, 2};
+    pr::apply_ragged_inplace<float, int>(pr::ragged_view<float>::contiguous(q.data(), {2, 1, 2}), {}, cu, {}, f2());
+  }));
+  // alibi
+  rows.push_back(expect<size_error>("alibi::add_bias", "scores sizes product overflows (2^62 * 8, null data)", "sizes", [p2] {
+    pa::add_bias<float>(pa::scores_view<float>::contiguous(nullptr, {p2(62), 2, 2, 2}), vec{0.5, 0.25});
+  }));
+  rows.push_back(expect<size_error>("alibi::add_bias", "q_len = 2^63", "sizes[2]", [p2] {
+    pa::add_bias<float>(pa::scores_view<float>::contiguous(nullptr, {1, 1, p2(63), 0}), vec{0.5});
+  }));
+  rows.push_back(expect<invalid_argument>("alibi::add_bias", "heads = 0", "heads", [] {
+    std::vector<float> s(4);
+    pa::add_bias<float>(pa::scores_view<float>::contiguous(s.data(), {1, 0, 2, 2}), {});
+  }));
+  rows.push_back(expect<invalid_argument>("alibi::add_bias", "q_offsets = INT64_MIN (offset)", "q_offsets[0]", [] {
+    std::vector<float> s(4);
+    pa::add_bias<float>(pa::scores_view<float>::contiguous(s.data(), {1, 1, 2, 2}), vec{0.5},
+                        std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min()});
+  }));
+  rows.push_back(expect<non_finite_error>("alibi::add_bias", "slopes (NaN)", "slopes[0]", [] {
+    std::vector<float> s(4);
+    pa::add_bias<float>(pa::scores_view<float>::contiguous(s.data(), {1, 1, 2, 2}), vec{nan});
+  }));
+  rows.push_back(expect<invalid_argument>("alibi::add_bias", "slopes = 1e300 in bfloat16 (Inf bias)", "slopes[0]", [] {
+    std::vector<Eigen::bfloat16> s(4);
+    pa::add_bias<Eigen::bfloat16>(pa::scores_view<Eigen::bfloat16>::contiguous(s.data(), {1, 1, 2, 2}), vec{1e300});
+  }));
+  rows.push_back(expect<shape_error>("alibi::add_bias", "scores (null data)", "scores", [] {
+    pa::add_bias<float>(pa::scores_view<float>::contiguous(nullptr, {1, 1, 2, 2}), vec{0.5});
+  }));
+  rows.push_back(expect<size_error>("alibi::write_bias", "k_len = 2^53, q_len = 0", "sizes[3]", [p2] {
+    pa::write_bias<float>(pa::scores_view<float>::contiguous(nullptr, {1, 1, 0, p2(53)}), vec{0.5});
+  }));
+  rows.push_back(expect<size_error>("alibi::bias_table", "q_len * k_len = 2^42 elements", "k_len",
+                                    [p2] { (void)pa::bias_table<float>(vec{0.5}, p2(21), p2(21)); }));
+  rows.push_back(expect<size_error>("alibi::bias_table", "q_len = SIZE_MAX", "q_len", [] { (void)pa::bias_table<float>(vec{0.5}, huge, 1); }));
+  rows.push_back(expect<invalid_argument>("alibi::bias_table", "slopes (empty: zero heads)", "slopes", [] { (void)pa::bias_table<float>({}, 1, 1); }));
+  rows.push_back(expect<invalid_argument>("alibi::bias_table", "q_offset = INT64_MIN (offset)", "q_offset",
+                                          [] { (void)pa::bias_table<float>(vec{0.5}, 2, 2, std::numeric_limits<std::int64_t>::min()); }));
+  rows.push_back(expect<non_finite_error>("alibi::bias_table", "slopes (Inf)", "slopes[0]", [] { (void)pa::bias_table<float>(vec{inf}, 1, 1); }));
+  rows.push_back(expect<invalid_argument>("alibi::slopes", "heads = 0", "heads", [] { (void)pa::slopes(0); }));
+  rows.push_back(expect<invalid_argument>("alibi::slopes", "heads = SIZE_MAX", "heads", [] { (void)pa::slopes(huge); }));
+  // rotary frequencies, config, tables
+  rows.push_back(expect<invalid_argument>("rotary::default_frequencies", "rotary_dim = 0", "rotary_dim", [] { (void)pr::default_frequencies(0); }));
+  rows.push_back(expect<size_error>("rotary::default_frequencies", "rotary_dim = 2^41", "rotary_dim", [p2] { (void)pr::default_frequencies(p2(41)); }));
+  rows.push_back(expect<size_error>("rotary::default_frequencies", "rotary_dim = SIZE_MAX - 1", "rotary_dim",
+                                    [] { (void)pr::default_frequencies(huge - 1); }));
+  rows.push_back(expect<non_finite_error>("rotary::default_frequencies", "base NaN", "base", [] { (void)pr::default_frequencies(2, nan); }));
+  rows.push_back(expect<size_error>("rotary::validate", "head_dim = SIZE_MAX", "head_dim", [] {
+    pr::rope_config c;
+    c.head_dim = huge;
+    pr::validate(c);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::validate", "head_dim = 0", "head_dim", [] {
+    pr::rope_config c;
+    pr::validate(c);
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::validate", "theta NaN", "theta", [] {
+    pr::rope_config c;
+    c.head_dim = 8;
+    c.theta = nan;
+    pr::validate(c);
+  }));
+  rows.push_back(expect<size_error>("rotary::compute_frequencies", "head_dim = 2^40 + 2", "head_dim", [p2] {
+    pr::rope_config c;
+    c.head_dim = p2(40) + 2;
+    (void)pr::compute_frequencies(c);
+  }));
+  rows.push_back(expect<size_error>("rotary::load_config", "head_dim = 2^53", "head_dim",
+                                    [] { (void)pr::load_config(R"({"head_dim": 9007199254740992})"); }));
+  rows.push_back(expect<invalid_argument>("rotary::load_config", "head_dim = 0", "head_dim", [] { (void)pr::load_config(R"({"head_dim": 0})"); }));
+  rows.push_back(expect<posenc::io_error>("rotary::load_config", "short JSON text (truncated buffer)", "JSON",
+                                          [] { (void)pr::load_config(R"({"head_dim": 8)"); }));
+  rows.push_back(expect<size_error>("rotary::table", "count = 2^53", "count", [p2] { (void)pr::table<float>(pr::default_frequencies(4), 0, p2(53)); }));
+  rows.push_back(expect<size_error>("rotary::table", "count = 2^40 + 1", "count",
+                                    [p2] { (void)pr::table<float>(pr::default_frequencies(4), 0, p2(40) + 1); }));
+  rows.push_back(expect<invalid_argument>("rotary::table", "attention_factor = 1e6 in half (Inf)", "attention_factor", [] {
+    auto f = pr::default_frequencies(4);
+    f.attention_factor = 1e6;
+    (void)pr::table<Eigen::half>(f, 0, 4);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::table", "first + count beyond 2^53 (offset)", "first + count",
+                                          [p2] { (void)pr::table<float>(pr::default_frequencies(4), p2(53), 2); }));
+  rows.push_back(expect<invalid_argument>("rotary::xpos_zeta", "rotary_dim = 0", "rotary_dim", [] { (void)pr::xpos_zeta(0, 0); }));
+  rows.push_back(expect<invalid_argument>("rotary::xpos_zeta", "k out of range (offset)", "k", [] { (void)pr::xpos_zeta(5, 4); }));
+  rows.push_back(expect<non_finite_error>("rotary::xpos_zeta", "gamma NaN", "gamma", [] { (void)pr::xpos_zeta(0, 4, nan); }));
+  // fft::batch_plan
+  rows.push_back(expect<size_error>("fft::batch_plan", "n = 2^41", "size n", [p2] { posenc::fft::batch_plan<double> p(p2(41)); }));
+  rows.push_back(expect<size_error>("fft::batch_plan", "n = 2^62", "size n", [p2] { posenc::fft::batch_plan<double> p(p2(62)); }));
+  rows.push_back(expect<invalid_argument>("fft::batch_plan", "n = 0", "size n", [] { posenc::fft::batch_plan<double> p(0); }));
+  // more kinds per entry point (issue 26 registry)
+  rows.push_back(expect<invalid_argument>("alibi::add_bias_ragged", "heads = 0", "heads", [] {
+    std::vector<float> s(4);
+    const std::vector<int> c{0, 2};
+    pa::add_bias_ragged<float, int>(pa::ragged_scores_view<float>::contiguous(s.data(), {2, 0, 2}), {}, c, c);
+  }));
+  rows.push_back(expect<size_error>("alibi::add_bias_ragged", "k_max = SIZE_MAX", "sizes[2]", [] {
+    const std::vector<int> c{0};
+    pa::add_bias_ragged<float, int>(pa::ragged_scores_view<float>::contiguous(nullptr, {0, 1, huge}), vec{0.5}, c, c);
+  }));
+  rows.push_back(expect<size_error>("alibi::add_bias_ragged", "sizes product overflows (2^32 * 2^32)", "sizes", [p2] {
+    const std::vector<int> c{0};
+    pa::add_bias_ragged<float, int>(pa::ragged_scores_view<float>::contiguous(nullptr, {p2(32), p2(32), 1}), vec{0.5}, c, c);
+  }));
+  rows.push_back(expect<non_finite_error>("alibi::add_bias_ragged", "slopes (Inf)", "slopes[0]", [] {
+    std::vector<float> s(4);
+    const std::vector<int> c{0, 2};
+    pa::add_bias_ragged<float, int>(pa::ragged_scores_view<float>::contiguous(s.data(), {2, 1, 2}), vec{inf}, c, c);
+  }));
+  rows.push_back(expect<shape_error>("alibi::add_bias_ragged", "scores (null data)", "scores", [] {
+    const std::vector<int> c{0, 2};
+    pa::add_bias_ragged<float, int>(pa::ragged_scores_view<float>::contiguous(nullptr, {2, 1, 2}), vec{0.5}, c, c);
+  }));
+  rows.push_back(expect<shape_error>("alibi::add_bias_ragged", "cu_seqlens_k beyond k_max (offset)", "k_max", [] {
+    std::vector<float> s(4);
+    const std::vector<int> cq{0, 2}, ck{0, 3};
+    pa::add_bias_ragged<float, int>(pa::ragged_scores_view<float>::contiguous(s.data(), {2, 1, 2}), vec{0.5}, cq, ck);
+  }));
+  for (const char* entry : {"alibi::validate_dense", "alibi::validate_ragged"}) {
+    const bool dense = std::string(entry) == "alibi::validate_dense";
+    auto run = [dense](std::size_t q, std::size_t h, float* data, vec m, std::int64_t off = 0) {
+      if (dense) {
+        const std::vector<std::int64_t> o{off};
+        pa::validate_dense<float>(pa::scores_view<float>::contiguous(data, {1, h, q, 2}), m, o, {}, "alibi::validate_dense");
+      } else {
+        const std::vector<std::int64_t> c{0, static_cast<std::int64_t>(q)};
+        pa::validate_ragged<float, std::int64_t>(pa::ragged_scores_view<float>::contiguous(data, {q, h, 2}), m, c, c, {},
+                                                 "alibi::validate_ragged");
+      }
+    };
+    rows.push_back(expect<invalid_argument>(entry, "heads = 0", "heads", [run] {
+      std::vector<float> s(4);
+      run(2, 0, s.data(), {});
+    }));
+    rows.push_back(expect<size_error>(entry, "q_len = SIZE_MAX", "sizes", [run] { run(huge, 1, nullptr, vec{0.5}); }));
+    rows.push_back(expect<size_error>(entry, "sizes product overflows (2^32 * 2^32)", "sizes",
+                                      [run, p2] { run(p2(32), p2(32), nullptr, vec(p2(0), 0.5)); }));
+    rows.push_back(expect<non_finite_error>(entry, "slopes (NaN)", "slopes[0]", [run] {
+      std::vector<float> s(4);
+      run(2, 1, s.data(), vec{nan});
+    }));
+    rows.push_back(expect<shape_error>(entry, "scores (null data)", "scores", [run] { run(2, 1, nullptr, vec{0.5}); }));
+  }
+  rows.push_back(expect<invalid_argument>("alibi::validate_dense", "q_offsets = INT64_MIN (offset)", "q_offsets[0]", [] {
+    std::vector<float> s(4);
+    const std::vector<std::int64_t> o{std::numeric_limits<std::int64_t>::min()};
+    pa::validate_dense<float>(pa::scores_view<float>::contiguous(s.data(), {1, 1, 2, 2}), vec{0.5}, o, {}, "alibi::validate_dense");
+  }));
+  rows.push_back(expect<size_error>("rotary::fill_table", "count * row_stride overflows (product)", "row_stride", [p2] {
+    float c = 0, s = 0;
+    pr::fill_table<float>(pr::default_frequencies(2), 0, p2(30), &c, &s, p2(40));
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::fill_table", "first + count = 2^53 + 1 (huge offset)", "first + count", [p2] {
+    float c = 0, s = 0;
+    pr::fill_table<float>(pr::default_frequencies(2), p2(53), 1, &c, &s, 1);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::fill_table", "cos (null)", "cos/sin", [] {
+    float s = 0;
+    pr::fill_table<float>(pr::default_frequencies(2), 0, 1, nullptr, &s, 1);
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::fill_table", "frequencies.attention_factor NaN", "attention_factor", [] {
+    auto f = pr::default_frequencies(2);
+    f.attention_factor = nan;
+    float c = 0, s = 0;
+    pr::fill_table<float>(f, 0, 1, &c, &s, 1);
+  }));
+  rows.push_back(expect<size_error>("rotary::table", "count * width = 2^41 elements (product)", "count * table width",
+                                    [p2] { (void)pr::table<float>(pr::default_frequencies(4), 0, p2(40)); }));
+  rows.push_back(expect<invalid_argument>("rotary::xpos_zeta", "rotary_dim = SIZE_MAX", "rotary_dim", [] { (void)pr::xpos_zeta(0, huge); }));
+  rows.push_back(expect<posenc::shape_error>("rotary::validate", "short_factor (length)", "short_factor", [] {
+    pr::rope_config c;
+    c.type = pr::rope_type::longrope;
+    c.head_dim = 4;
+    c.max_position_embeddings = 64;
+    c.original_max_position_embeddings = 16;
+    c.short_factor = {1.0};
+    c.long_factor = {1.0, 1.0};
+    pr::validate(c);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::compute_frequencies", "head_dim = 0", "head_dim", [] {
+    pr::rope_config c;
+    (void)pr::compute_frequencies(c);
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::compute_frequencies", "theta Inf", "theta", [] {
+    pr::rope_config c;
+    c.head_dim = 8;
+    c.theta = inf;
+    (void)pr::compute_frequencies(c);
+  }));
+  rows.push_back(expect<posenc::io_error>("rotary::load_config", "rope_theta = 1e400 (Inf)", "rope_theta",
+                                          [] { (void)pr::load_config(R"({"head_dim": 8, "rope_theta": 1e400})"); }));
+  rows.push_back(expect<size_error>("fft::batch_plan", "n * lane width elements = 2^40 * width (product)", "size n",
+                                    [p2] { posenc::fft::batch_plan<double> p(p2(40) + (posenc::fft::batch_plan<double>::width() == 1 ? p2(40) : 0)); }));
+  rows.push_back(expect<invalid_argument>("io::json::value", "item(0) of an empty array (zero)", "k", [] {
+    const auto d = js::parse("[]", [](std::size_t, std::string_view m) { throw posenc::io_error(std::string(m)); });
+    (void)d.root().item(0);
+  }));
+  rows.push_back(expect<posenc::io_error>("io::json::parse", "text of 2^27 bytes (huge)", "128 MiB", [p2] {
+    const char c = '[';
+    (void)js::parse(std::string_view(&c, p2(27)), [](std::size_t, std::string_view m) { throw posenc::io_error(std::string(m)); });
+  }));
+  rows.push_back(expect<invalid_argument>("tupe::positional_bias_cache::get", "n = 0", "n", [] {
+    tupe_census_cache().clear();
+    (void)tupe_census_cache().get(0);
+  }));
+  rows.push_back(expect<invalid_argument>("tupe::positional_bias_cache::get", "n = INT64_MAX", "n",
+                                          [] { (void)tupe_census_cache().get(std::numeric_limits<std::int64_t>::max()); }));
+  rows.push_back(expect<shape_error>("tupe::positional_bias_cache::set_parameters", "pos (rows)", "pos", [] {
+    auto p = tupe_census_cache().params();
+    auto q = *p;
+    q.pos.resize(1, q.pos.cols());
+    tupe_census_cache().set_parameters(q);
+  }));
+  // the JSON API
+  rows.push_back(expect<invalid_argument>("io::json::value", "item(k) out of range (offset)", "k", [] {
+    const auto d = js::parse("[1,2]", [](std::size_t, std::string_view m) { throw posenc::io_error(std::string(m)); });
+    (void)d.root().item(5);
+  }));
+  rows.push_back(expect<posenc::io_error>("io::json::parse", "a fail callback that returns (null handler)", "fail",
+                                          [] { (void)js::parse("[1,", [](std::size_t, std::string_view) {}); }));
+  rows.push_back(expect<posenc::io_error>("io::json::parse", "short text (truncated buffer)", "offset 5",
+                                          [] { (void)js::parse("[1, 2", [](std::size_t o, std::string_view m) {
+                                                 throw posenc::io_error(posenc::detail::concat("offset ", o, ": ", m));
+                                               }); }));
+  rows.push_back(expect<posenc::io_error>("io::json::parse", "array longer than max_array_items = 0 (zero)", "limit",
+                                          [] { (void)js::parse("[1]", [](std::size_t, std::string_view m) {
+                                                 throw posenc::io_error(std::string(m));
+                                               }, 0); }));
+}
+
 std::vector<row> census() {
   std::vector<row> rows;
   add_core_ode(rows);
@@ -870,6 +1189,7 @@ std::vector<row> census() {
   add_tupe(rows);
   add_toeplitz_fft(rows);
   add_io_writers(rows);
+  add_views_and_readers(rows);
   return rows;
 }
 
@@ -898,5 +1218,168 @@ TEST_CASE("census: every public entry point x malformed argument throws the type
   MESSAGE("census: ", passed, " of ", rows.size(), " rows pass, over ", entries.size(), " entry points");
   CHECK(passed == rows.size());
   // the count docs/reliability.md states; a row removed without updating the docs fails here
-  CHECK(rows.size() >= 242);
+  CHECK(rows.size() >= 330);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coverage by construction: the registry must list every public entry point the headers declare,
+// and each kind it marks "row" must have a census row of that kind.
+namespace {
+
+constexpr std::array<const char*, 6> kind_names{"zero", "huge", "product", "nonfinite", "buffer", "offset"};
+
+/// The kinds of bad input a census row exercises, read from its argument text (the vocabulary
+/// the rows use: "= 0", "(empty)", "2^k", "SIZE_MAX", "a * b", "overflows", "NaN", "Inf",
+/// "(null ...)", "(size)", "(count)", "(shape)", "offset", "out of range", "< 0", ...).
+std::set<std::string> kinds_of(const std::string& a) {
+  auto has = [&](const char* re) { return std::regex_search(a, std::regex(re)); };
+  std::set<std::string> k;
+  if (has(R"((= 0\b|\(empty|zero|no rows|= 0\)|\b0 heads))")) k.insert("zero");
+  if (has(R"((2\^\d|SIZE_MAX|INT64_MAX|INT_MAX|too large|huge|1e300|1e6|1e-300))")) k.insert("huge");
+  if (has(R"(( \* |product|overflow|elements))")) k.insert("product");
+  if (has(R"((\bNaN\b|\bInf\b|non-finite))")) k.insert("nonfinite");
+  if (has(R"((null|\(size\)|\(count|\(length\)|\(shape\)|\(width\)|\(rows\)|short|truncated|missing|\(heads\)))"))
+    k.insert("buffer");
+  if (has(R"((offset|out of range|position|< 0|negative|= -\d|beyond|first))")) k.insert("offset");
+  return k;
+}
+
+/// Public entry points of include/posenc (entry name -> header): free functions and class/struct
+/// types declared at namespace scope (column 0), outside `detail` namespaces, in the headers of
+/// the core library (device/ and adapters/ are components with their own tests; io/detail/ is
+/// private). Names are prefixed with their namespace below posenc ("rotary::table").
+std::map<std::string, std::string> public_entry_points(const std::filesystem::path& inc) {
+  namespace fs = std::filesystem;
+  const std::regex ns_open(R"(^namespace ([\w:]+) \{)"), ns_close(R"(^\}  // namespace ([\w:]+))");
+  const std::regex fn(
+      R"(^(?:template <.*>\s*)?(?:(?:inline|constexpr|static|\[\[nodiscard\]\]|\[\[noreturn\]\]|requires \S+)\s+)*(?:[\w:<>,\*& ]+?)\s+[\*&]?(\w+)\()");
+  const std::regex type(R"(^(?:class|struct) (\w+)\b[^;]*$)");
+  std::map<std::string, std::string> out;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(inc))
+    if (e.is_regular_file() && e.path().extension() == ".hpp") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& path : files) {
+    const std::string rel = fs::relative(path, inc).generic_string();
+    if (rel.rfind("device/", 0) == 0 || rel.rfind("adapters/", 0) == 0 || rel.find("/detail/") != std::string::npos)
+      continue;
+    std::ifstream in(path);
+    std::vector<std::string> ns;
+    std::string line;
+    std::smatch m;
+    while (std::getline(in, line)) {
+      if (std::regex_search(line, m, ns_open)) {
+        ns.push_back(m[1]);
+        continue;
+      }
+      if (std::regex_search(line, m, ns_close)) {
+        if (!ns.empty()) ns.pop_back();
+        continue;
+      }
+      if (ns.empty() || line.empty() || std::isspace(static_cast<unsigned char>(line[0]))) continue;
+      bool in_detail = false;
+      std::string prefix;
+      for (const auto& n : ns) {
+        std::stringstream parts(n);
+        std::string part;
+        while (std::getline(parts, part, ':'))
+          if (part == "detail") in_detail = true;
+          else if (!part.empty() && part != "posenc") prefix += part + "::";
+      }
+      if (in_detail) continue;
+      bool skip = false;
+      for (const char* word : {"using", "return", "#", "//", "static_assert"}) skip = skip || line.rfind(word, 0) == 0;
+      if (skip) continue;
+      if (std::regex_search(line, m, fn) && m[1] != "operator") out.emplace(prefix + std::string(m[1]), rel);
+      else if (std::regex_search(line, m, type)) out.emplace(prefix + std::string(m[1]), rel);
+    }
+  }
+  return out;
+}
+
+struct registry_entry {
+  std::string entry;
+  std::array<std::string, 6> status;  // "row", "todo" or "n/a:<reason>"
+  std::size_t line = 0;
+};
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+std::vector<registry_entry> read_registry(const std::filesystem::path& p) {
+  std::vector<registry_entry> out;
+  std::ifstream in(p);
+  std::string line;
+  for (std::size_t no = 1; std::getline(in, line); ++no) {
+    if (trim(line).empty() || trim(line)[0] == '#') continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, '|')) f.push_back(trim(cell));
+    registry_entry r;
+    r.entry = f.empty() ? "" : f[0];
+    r.line = no;
+    for (std::size_t k = 0; k < 6; ++k) r.status[k] = k + 1 < f.size() ? f[k + 1] : "";
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("census: the registry lists every public entry point, and every applicable kind has a row") {
+  const std::filesystem::path src = POSENC_SOURCE_DIR;
+  const auto found = public_entry_points(src / "include" / "posenc");
+  const auto registry = read_registry(src / "tests" / "core" / "census_registry.txt");
+  const auto rows = census();
+  // kinds covered per census entry
+  std::map<std::string, std::set<std::string>> covered;
+  for (const auto& r : rows)
+    for (const auto& k : kinds_of(r.argument)) covered[r.entry].insert(k);
+  auto covers = [&](const std::string& entry, const std::string& kind) {
+    for (const auto& [name, kinds] : covered)
+      if ((name == entry || name.rfind(entry + "::", 0) == 0) && kinds.count(kind)) return true;
+    return false;
+  };
+  std::set<std::string> registered;
+  std::size_t todo = 0, na = 0, backed = 0;
+  for (const auto& r : registry) {
+    INFO("census_registry.txt:", r.line, ": ", r.entry);
+    CHECK(registered.insert(r.entry).second);  // listed once
+    CHECK(found.count(r.entry) == 1);          // still a public entry point
+    for (std::size_t k = 0; k < 6; ++k) {
+      const std::string& st = r.status[k];
+      INFO("kind ", kind_names[k], ": ", st);
+      const bool ok = st == "row" || st == "todo" || (st.rfind("n/a:", 0) == 0 && st.size() > 4);
+      CHECK(ok);
+      if (st == "row") {
+        CHECK(covers(r.entry, kind_names[k]));
+        ++backed;
+      } else if (st == "todo") {
+        ++todo;
+      } else {
+        ++na;
+      }
+    }
+  }
+  std::string missing;
+  for (const auto& [name, header] : found)
+    if (!registered.count(name)) missing += "\n  " + name + " (" + header + ")";
+  INFO("public entry points without a census_registry.txt line:", missing);
+  CHECK(missing.empty());
+  MESSAGE("census registry: ", registry.size(), " entry points, ", backed, " kinds with rows, ", na,
+          " not applicable, ", todo, " still to write");
+  // The backlog may only shrink: raise a kind from todo to row (or n/a with a reason), never back.
+  CHECK(todo <= 653);
+  if (const char* out = std::getenv("POSENC_CENSUS_DRAFT")) {
+    // A draft registry (row where the census covers the kind, todo elsewhere) to start from.
+    std::ofstream o(out);
+    for (const auto& [name, header] : found) {
+      o << name;
+      for (const char* k : kind_names) o << " | " << (covers(name, k) ? "row" : "todo");
+      o << "\n";
+    }
+  }
 }

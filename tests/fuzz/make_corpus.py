@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Writes the seed corpus of the libFuzzer harnesses (tests/fuzz/corpus/<reader>/): a few valid
-files per reader and near-valid ones (one field wrong), each small. Standard library only; the
+files per reader and near-valid ones (one field wrong), each small. The json and rotary_config
+seeds are JSON texts (the latter config.json excerpts of the rope_scaling rules). Standard library only; the
 bytes follow the format specifications (NumPy .npy format 1.0-3.0, safetensors). Run from any
 directory; it rewrites the corpus folders next to this script."""
 import json
@@ -126,6 +127,43 @@ def main():
         "near_nan_w2": weights(d + 1, hidden + 1, w2_vals=nan_w2),
         "near_w1_wrong_width": weights(d + 2, hidden + 1),
         "near_missing_tensors": safetensors(*tensors([("proj_bias", "F32", [1, d], f32(ramp(d)))])),
+    })
+
+    write("json", {
+        "valid_nested": b'{"a": [1, 2.5e-3, -0.0, "x\\u00e9\\n"], "b": {"c": null, "d": true, "e": false}}',
+        "valid_array_of_objects": b'[{}, {"k": 1}, [], [[]], "", 18446744073709551615]',
+        "valid_escapes": b'"\\ud83d\\ude00 \\" \\\\ \\/ \\b \\f \\r \\t"',
+        "near_duplicate_key": b'{"a": 1, "b": 2, "a": 3}',
+        "near_trailing_comma": b'[1, 2, ]',
+        "near_bad_surrogate": b'"\\ud800x"',
+        "near_deep": b"[" * 70 + b"]" * 70,
+        "near_bad_number": b'[01, 1.e5, -]',
+    })
+    write("rotary_config", {
+        "valid_llama3": json.dumps({"hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                    "max_position_embeddings": 1024, "rope_theta": 500000.0,
+                                    "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                     "original_max_position_embeddings": 128,
+                                                     "rope_type": "llama3"}}).encode(),
+        "valid_yarn": json.dumps({"hidden_size": 128, "num_attention_heads": 2, "max_position_embeddings": 512,
+                                  "rope_theta": 1000000.0,
+                                  "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 128,
+                                                   "type": "yarn"}}).encode(),
+        "valid_longrope": json.dumps({"head_dim": 8, "max_position_embeddings": 4096,
+                                      "original_max_position_embeddings": 256, "rope_theta": 10000.0,
+                                      "rope_scaling": {"long_factor": [1.5, 2.0, 3.0, 4.0],
+                                                       "short_factor": [1.0, 1.0, 1.1, 1.2], "type": "longrope"}}
+                                     ).encode(),
+        "valid_linear": b'{"hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 4096, '
+                        b'"rope_scaling": {"factor": 4.0, "type": "linear"}}',
+        "valid_dynamic_partial": b'{"head_dim": 32, "partial_rotary_factor": 0.5, "max_position_embeddings": 2048, '
+                                 b'"rope_theta": 1000000, "rope_scaling": {"type": "dynamic", "factor": 2.0}}',
+        "valid_ntk_alibi": b'{"head_dim": 16, "alibi": true, "rope_scaling": {"rope_type": "ntk", "factor": 2}}',
+        "near_huge_head_dim": b'{"head_dim": 9007199254740992, "rope_theta": 10000.0}',
+        "near_unknown_rule": b'{"head_dim": 64, "rope_scaling": {"rope_type": "xpos", "factor": 2.0}}',
+        "near_short_factor_length": b'{"head_dim": 8, "max_position_embeddings": 64, "original_max_position_embeddings": 16, '
+                                    b'"rope_scaling": {"type": "longrope", "short_factor": [1, 1, 1], '
+                                    b'"long_factor": [1, 1, 1, 1]}}',
     })
 
 

@@ -159,9 +159,11 @@ TEST_CASE("safetensors: nested arrays cost a bounded number of bytes per header 
   // array, 64 inner arrays and their zeros.
   CHECK(cost.json_nodes == 1 + 1 + 1 + 4 + 1 + 2 + 3 + 1 + 64 + 64 * 4096);
   CHECK(cost.json_nodes <= header / 2 + 1);
-  // 12-byte nodes, vector capacity at most twice the size: <= 12 bytes per header byte.
-  CHECK(sizeof(pio::json::node) == 12);
-  CHECK(cost.json_bytes <= 12 * header);
+  // 8-byte nodes in one allocation of the counted size (issue 26): exactly 8 bytes per node,
+  // so <= 4 bytes per header byte (it was 12-byte nodes and up to 12 bytes per header byte).
+  CHECK(sizeof(pio::json::node) == 8);
+  CHECK(cost.json_bytes == 8 * cost.json_nodes);
+  CHECK(cost.json_bytes <= 4 * header + 8);
   INFO("bytes per header byte: ", static_cast<double>(cost.json_bytes) / static_cast<double>(header));
 
   // Deeper nesting is still refused by the depth limit, and a flat array above 4096 items by the cap.

@@ -81,7 +81,7 @@ TEST_CASE("tupe attention layer equals the naive multi_head_attention_forward") 
   const Index n = 10;
   const auto p = tupe_test::random_parameters<double>(cfg, n, 71);
   positional_bias_cache<double> cache(cfg, p);
-  const auto& bias = cache.get(n);
+  const auto& bias = *cache.get(n);
   const auto w = random_attention(cfg.d, 73);
   const posenc::matrix<double> x = posenc::matrix<double>::Random(n, cfg.d);
   std::vector<bool> mask(n, false);

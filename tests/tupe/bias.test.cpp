@@ -189,15 +189,16 @@ TEST_CASE("tupe cache computes each length once and every layer shares it") {
   const auto p = tupe_test::random_parameters<double>(cfg, 24, 23);
   positional_bias_cache<double> cache(cfg, p);
   CHECK(cache.max_length() == 24);
-  const head_stack<double>* first = &cache.get(20);
-  for (int layer = 0; layer < 12; ++layer) CHECK(&cache.get(20) == first);
+  const auto held = cache.get(20);  // a snapshot: keeps the entry alive
+  const head_stack<double>* first = held.get();
+  for (int layer = 0; layer < 12; ++layer) CHECK(cache.get(20).get() == first);
   CHECK(cache.computations() == 1);
   const auto fresh = positional_bias(cfg, p, 20);
   CHECK((first->flat() - fresh.flat()).cwiseAbs().maxCoeff() == 0.0);
   // another length: a second computation; the first entry is still valid
-  const auto& other = cache.get(24);
+  const head_stack<double>& other = *cache.get(24);
   CHECK(cache.computations() == 2);
-  CHECK(&cache.get(20) == first);
+  CHECK(cache.get(20).get() == first);
   // bias(n) is the leading n x n block of bias(N): LayerNorm is per row and the buckets depend
   // on j - i only (tolerance: the GEMMs block differently for different sizes, 1e-13 relative).
   for (Index h = 0; h < cfg.heads; ++h)
@@ -209,7 +210,7 @@ TEST_CASE("tupe cache computes each length once and every layer shares it") {
   cache.set_parameters(q);
   (void)cache.get(20);
   CHECK(cache.computations() == 3);
-  CHECK(max_rel_err(cache.get(20), tupe_test::naive_bias(cfg, q, q.pos, 20)) < 1e-12);
+  CHECK(max_rel_err(*cache.get(20), tupe_test::naive_bias(cfg, q, q.pos, 20)) < 1e-12);
 }
 
 TEST_CASE("tupe accepts any position table: a sinusoidal table, a block of a longer one, a column-major copy") {
@@ -262,7 +263,7 @@ TEST_CASE("tupe cache shared by concurrent threads computes once") {
   positional_bias_cache<double> cache(cfg, p);
   std::vector<const head_stack<double>*> seen(4, nullptr);
   std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < 4; ++t) pool.emplace_back([&, t] { seen[t] = &cache.get(32); });
+  for (std::size_t t = 0; t < 4; ++t) pool.emplace_back([&, t] { seen[t] = cache.get(32).get(); });
   for (auto& th : pool) th.join();
   for (const auto* s : seen) CHECK(s == seen[0]);
   CHECK(cache.computations() == 1);

@@ -42,6 +42,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/tensor_view.hpp>
 
@@ -157,13 +158,50 @@ void check_view(const tensor_view<T, R>& v, std::string_view where) {
 }
 
 inline std::vector<double> ramp(std::size_t n, std::string_view where) {
-  posenc::detail::require(n <= (std::size_t{1} << 53), where, "k_len: expected <= 2^53, got ", n);
-  std::vector<double> r(n);
+  (void)checked::extent(n, where, "k_len");
+  std::vector<double> r = checked::make_vector<double>(n, where, "k_len");
   for (std::size_t j = 0; j < n; ++j) r[j] = static_cast<double>(j);
   return r;
 }
 
 constexpr std::int64_t position_limit = std::int64_t{1} << 53;
+
+/// -(2^53 - len) <= offset <= 2^53 - len, i.e. |offset| + len <= 2^53, without std::abs (whose
+/// value at INT64_MIN is undefined). len <= max_extent (checked by the caller), so 2^53 - len
+/// does not overflow.
+inline void check_offset(std::int64_t offset, std::size_t len, std::string_view where, std::string_view what) {
+  const std::int64_t room = position_limit - static_cast<std::int64_t>(len);
+  posenc::detail::require(offset >= -room && offset <= room, where, what, ": expected |", what,
+                          "| + q_len <= 2^53, got ", offset, " with q_len ", len);
+}
+
+/// The largest |i - j| (relative, symmetric) or j (key_position) over the entries a bias row
+/// writes (a causal mask writes -inf at j > i instead), for query positions [i0, i1] and keys
+/// [0, k_len): the extremes are at the corners of that region. 0 when nothing is written.
+inline double max_distance(std::int64_t i0, std::int64_t i1, std::size_t k_len, const bias_options& opt) {
+  if (k_len == 0 || i1 < i0) return 0;
+  const auto last = static_cast<double>(k_len - 1);
+  const double a = static_cast<double>(i0), b = static_cast<double>(i1);
+  if (opt.causal_mask) {
+    if (i1 < 0) return 0;  // every key is after every query: all masked
+    if (opt.form == bias_form::key_position) return std::min(b, last);
+    return b;  // j = 0 at the last query
+  }
+  if (opt.form == bias_form::key_position) return last;
+  return std::max({std::abs(a), std::abs(b), std::abs(last - a), std::abs(last - b)});
+}
+
+/// Every written bias m[h] * distance must be finite in T (e.g. Eigen::half: |bias| <= 65504):
+/// invalid_argument naming slopes[h] otherwise, instead of a silent Inf.
+template <class T>
+void check_bias_range(std::span<const double> m, double distance, std::string_view where) {
+  for (std::size_t h = 0; h < m.size(); ++h) {
+    const double big = std::abs(m[h]) * distance;
+    posenc::detail::require(std::isfinite(load(store<T>(big))), where, "slopes[", h, "]: the bias |slope| * distance = ",
+                            std::abs(m[h]), " * ", distance, " = ", big,
+                            " does not fit in the scores' storage type (it would round to Inf)");
+  }
+}
 
 }  // namespace detail
 
@@ -175,13 +213,21 @@ void validate_dense(const scores_view<T>& scores, std::span<const double> m, std
   detail::check_view(scores, where);
   detail::check_form(opt, where);
   const auto [B, H, Lq, Lk] = scores.sizes;
+  posenc::detail::require(H >= 1, where, "scores: expected heads >= 1 (scores.sizes[1]), got 0");
   detail::check_slopes(m, H, where);
   posenc::detail::require<shape_error>(q_offsets.empty() || q_offsets.size() == B, where,
                                        "q_offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
                                        q_offsets.size());
   for (std::size_t b = 0; b < q_offsets.size(); ++b)
-    posenc::detail::require(std::abs(q_offsets[b]) <= detail::position_limit - static_cast<std::int64_t>(Lq), where,
-                            "q_offsets[", b, "]: expected |offset| + q_len <= 2^53, got ", q_offsets[b]);
+    detail::check_offset(q_offsets[b], Lq, where, posenc::detail::concat("q_offsets[", b, "]"));
+  if (B == 0 || Lq == 0 || Lk == 0) return;
+  const std::int64_t dflt = static_cast<std::int64_t>(Lk) - static_cast<std::int64_t>(Lq);
+  double dist = 0;
+  for (std::size_t b = 0; b < (q_offsets.empty() ? 1 : B); ++b) {
+    const std::int64_t o = q_offsets.empty() ? dflt : q_offsets[b];
+    dist = std::max(dist, detail::max_distance(o, o + static_cast<std::int64_t>(Lq) - 1, Lk, opt));
+  }
+  detail::check_bias_range<T>(m, dist, where);
 }
 
 
@@ -192,6 +238,7 @@ void validate_ragged(const ragged_scores_view<T>& scores, std::span<const double
   detail::check_view(scores, where);
   detail::check_form(opt, where);
   const auto [Tq, H, Kmax] = scores.sizes;
+  posenc::detail::require(H >= 1, where, "scores: expected heads >= 1 (scores.sizes[1]), got 0");
   detail::check_slopes(m, H, where);
   posenc::detail::require<shape_error>(!cu_seqlens_q.empty() && cu_seqlens_q.size() == cu_seqlens_k.size(), where,
                                        "cu_seqlens_q/cu_seqlens_k: expected batch + 1 >= 1 offsets each, got ",
@@ -211,6 +258,13 @@ void validate_ragged(const ragged_scores_view<T>& scores, std::span<const double
   posenc::detail::require<shape_error>(static_cast<std::int64_t>(cu_seqlens_q[B]) == static_cast<std::int64_t>(Tq),
                                        where, "cu_seqlens_q: expected the last offset to equal the query token count ",
                                        Tq, ", got ", static_cast<std::int64_t>(cu_seqlens_q[B]));
+  double dist = 0;
+  for (std::size_t b = 0; b < B; ++b) {
+    const auto ql = static_cast<std::int64_t>(cu_seqlens_q[b + 1]) - static_cast<std::int64_t>(cu_seqlens_q[b]);
+    const auto kl = static_cast<std::int64_t>(cu_seqlens_k[b + 1]) - static_cast<std::int64_t>(cu_seqlens_k[b]);
+    dist = std::max(dist, detail::max_distance(kl - ql, kl - 1, static_cast<std::size_t>(kl), opt));
+  }
+  detail::check_bias_range<T>(m, dist, where);
 }
 
 namespace detail {
@@ -221,6 +275,7 @@ void dense_bias(scores_view<T> scores, std::span<const double> m, std::span<cons
   static_assert(detail::is_storage_v<T>, "alibi: storage must be float, double, Eigen::half or Eigen::bfloat16");
   validate_dense(scores, m, q_offsets, opt, where);
   const auto [B, H, Lq, Lk] = scores.sizes;
+  if (B == 0 || Lq == 0 || Lk == 0) return;  // nothing to write: no ramp either
   const auto r = detail::ramp(Lk, where);
   const std::int64_t dflt = static_cast<std::int64_t>(Lk) - static_cast<std::int64_t>(Lq);
   for (std::size_t b = 0; b < B; ++b)
@@ -264,6 +319,7 @@ void add_bias_ragged(ragged_scores_view<T> scores, std::span<const double> m, st
   validate_ragged(scores, m, cu_seqlens_q, cu_seqlens_k, opt, where);
   const auto [Tq, H, Kmax] = scores.sizes;
   const std::size_t B = cu_seqlens_q.size() - 1;
+  if (Tq == 0 || Kmax == 0) return;  // nothing to write: no ramp either
   const auto r = detail::ramp(Kmax, where);
   for (std::size_t b = 0; b < B; ++b) {
     const auto q0 = static_cast<std::int64_t>(cu_seqlens_q[b]);
@@ -287,11 +343,16 @@ std::vector<T> bias_table(std::span<const double> m, std::size_t q_len, std::siz
   detail::check_form(opt, where);
   detail::check_slopes(m, m.size(), where);
   posenc::detail::require(!m.empty(), where, "slopes: expected at least one head, got none");
-  posenc::detail::require(std::abs(q_offset) <= detail::position_limit - static_cast<std::int64_t>(q_len), where,
-                          "q_offset: expected |q_offset| + q_len <= 2^53, got ", q_offset);
-  posenc::detail::require(q_len == 0 || k_len <= std::numeric_limits<std::size_t>::max() / q_len / m.size(), where,
-                          "q_len x k_len: the table does not fit in the address space");
-  std::vector<T> out(m.size() * q_len * k_len);
+  (void)checked::extent(q_len, where, "q_len");
+  (void)checked::extent(k_len, where, "k_len");
+  detail::check_offset(q_offset, q_len, where, "q_offset");
+  const std::size_t n = checked::elements(checked::elements(m.size(), q_len, where, "heads * q_len"), k_len, where,
+                                          "heads * q_len * k_len");
+  if (q_len > 0)
+    detail::check_bias_range<T>(
+        m, detail::max_distance(q_offset, q_offset + static_cast<std::int64_t>(q_len) - 1, k_len, opt), where);
+  std::vector<T> out = checked::allocate(where, "heads * q_len * k_len", n, sizeof(T), [&] { return std::vector<T>(n); });
+  if (n == 0) return out;
   const auto r = detail::ramp(k_len, where);
   for (std::size_t h = 0; h < m.size(); ++h)
     for (std::size_t i = 0; i < q_len; ++i)

@@ -3,20 +3,30 @@
 // members in file order and reject duplicate keys; numbers keep their text so integers can be
 // read exactly (64-bit, overflow-checked); strings are validated UTF-8 with escapes decoded;
 // nesting depth is bounded so hostile input cannot exhaust the stack. Errors are reported
-// through a callback that must not return (it throws posenc::io_error).
+// through a callback that must throw (e.g. posenc::io_error); one that returns is itself reported
+// as posenc::io_error. Accessors of a parsed value check their index (item(k) with k >= size()
+// throws posenc::invalid_argument): the input is untrusted, so nothing is a precondition.
 //
-// Resource budget (the input is untrusted): the parsed document is one flat array of 12-byte
-// nodes in document order (a container records where its subtree ends) plus one buffer holding
-// the decoded text of strings that contain escapes; everything else points into the input. Every
-// node consumes at least two input bytes (a value and its separator, or a key's two quotes), so
-// nodes <= bytes/2 + 1 and the document holds at most 6 bytes per input byte (12 counting the
-// vectors' growth). Duplicate keys are found by sorting each object's keys: O(m log m) key
-// comparisons for m members, counted in key_comparisons() so tests can check the bound.
+// Resource budget (the input is untrusted, at most 128 MiB): the parsed document is one flat
+// array of 8-byte nodes in document order (a container records where its subtree ends) plus one
+// buffer holding the decoded text of strings that contain escapes; everything else points into
+// the input. A first pass over the bytes counts the nodes (each value, key and container opens
+// with a distinct character), so the array is allocated once, at its final size: no growth, no
+// copy. Every node consumes at least two input bytes (a value and its separator, or a key's two
+// quotes), so nodes <= bytes/2 + 1 and the document holds at most 4 bytes per input byte plus one
+// node (and the decoded text, which is never longer than its escaped input). Duplicate keys are found in
+// O(m) expected time per object of m members with a hash table of the keys (4 m to 8 m bytes,
+// freed when the object is done; m <= 16: pairwise, nothing allocated);
+// if hostile keys make the table probe more than 8 m times, the object's keys are sorted instead
+// (O(m log m) worst case). Probes and comparisons are counted in key_comparisons() so tests can
+// check the bound.
 // Thread safety: a document is an immutable value once parsed (shareable const); a parser is
 // used by one thread.
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -25,29 +35,39 @@
 #include <utility>
 #include <vector>
 
+#include <posenc/core/error.hpp>
+
 namespace posenc::io::json {
 
 enum class kind : std::uint8_t { null, boolean, number, string, array, object };
 
-/// One node of a parsed document. Scalars: [a, a + n) is their text (in the input, or in the
-/// document's decoded-text buffer when `decoded`). Containers: a is one past the last node of the
-/// subtree and n the number of items (arrays) or members (objects; each member is a key node, a
-/// string, followed by its value's subtree).
+/// One node of a parsed document, 8 bytes. Scalars: [a, a + n()) is their text (in the input, or
+/// in the document's decoded-text buffer when decoded()). Containers: a is one past the last node
+/// of the subtree and n() the number of items (arrays) or members (objects; each member is a key
+/// node, a string, followed by its value's subtree). n, the kind and the two flags share one
+/// 32-bit word: n < 2^27, which the 128 MiB input limit guarantees.
 struct node {
+  static constexpr std::uint32_t n_bits = 27;
+  static constexpr std::uint32_t n_mask = (std::uint32_t{1} << n_bits) - 1;
   std::uint32_t a = 0;
-  std::uint32_t n = 0;
-  kind type = kind::null;
-  bool b = false;        ///< a boolean's value
-  bool decoded = false;  ///< a string's text is in the decoded-text buffer
+  std::uint32_t bits = 0;  ///< n | kind << 27 | boolean value << 30 | decoded << 31
+
+  [[nodiscard]] std::uint32_t n() const noexcept { return bits & n_mask; }
+  [[nodiscard]] kind type() const noexcept { return static_cast<kind>((bits >> n_bits) & 7u); }
+  [[nodiscard]] bool b() const noexcept { return ((bits >> 30) & 1u) != 0; }  ///< a boolean's value
+  [[nodiscard]] bool decoded() const noexcept { return (bits >> 31) != 0; }   ///< text in the decoded buffer
+  void set_n(std::uint32_t v) noexcept { bits = (bits & ~n_mask) | (v & n_mask); }
+  void set_type(kind t) noexcept { bits = (bits & ~(7u << n_bits)) | (static_cast<std::uint32_t>(t) << n_bits); }
+  void set_b(bool v) noexcept { bits = (bits & ~(1u << 30)) | (static_cast<std::uint32_t>(v) << 30); }
+  void set_decoded(bool v) noexcept { bits = (bits & ~(1u << 31)) | (static_cast<std::uint32_t>(v) << 31); }
 };
+static_assert(sizeof(node) == 8);
 
 class document;
 
 /// A read-only handle to one value of a document (valid while the document and its input live).
 class value {
  public:
-  value(const document* d, std::uint32_t i) noexcept : m_doc(d), m_i(i) {}
-
   [[nodiscard]] kind type() const noexcept;
   [[nodiscard]] bool is_object() const noexcept { return type() == kind::object; }
   [[nodiscard]] bool is_array() const noexcept { return type() == kind::array; }
@@ -81,8 +101,11 @@ class value {
       j = v.next();
     }
   }
-  /// The k-th array item (k < size()).
-  [[nodiscard]] value item(std::size_t k) const noexcept {
+  /// The k-th array item; throws posenc::invalid_argument naming k unless this is an array and
+  /// k < size().
+  [[nodiscard]] value item(std::size_t k) const {
+    posenc::detail::require(is_array(), "json::value::item", "k: expected an array, got a JSON value of another type");
+    posenc::detail::require(k < size(), "json::value::item", "k: expected k < size() = ", size(), ", got ", k);
     std::uint32_t j = m_i + 1;
     for (std::size_t q = 0; q < k; ++q) j = value(m_doc, j).next();
     return {m_doc, j};
@@ -116,6 +139,11 @@ class value {
 
  private:
   /// \cond INTERNAL
+  // Only a document makes values (of its own nodes), so every value's index is valid.
+  friend class document;
+  template <class Fail>
+  friend class parser;
+  value(const document* d, std::uint32_t i) noexcept : m_doc(d), m_i(i) {}
   const document* m_doc;
   std::uint32_t m_i;
   /// \endcond
@@ -129,7 +157,7 @@ class document {
   [[nodiscard]] std::size_t nodes() const noexcept { return m_nodes.size(); }
   /// Bytes the document holds (node array and decoded-text buffer, by capacity).
   [[nodiscard]] std::size_t memory_bytes() const noexcept {
-    return m_nodes.capacity() * sizeof(node) + m_text.capacity();
+    return m_nodes.capacity() * sizeof(node) + (m_text.empty() ? 0 : m_text.capacity());
   }
   /// Key comparisons made by the duplicate-key checks (O(m log m) per object of m members).
   [[nodiscard]] std::uint64_t key_comparisons() const noexcept { return m_key_comparisons; }
@@ -139,9 +167,10 @@ class document {
   friend class value;
   template <class Fail>
   friend class parser;
+  document() = default;  // only a parser makes documents (each has a root node)
 
   [[nodiscard]] std::string_view text_of(const node& x) const noexcept {
-    return x.decoded ? std::string_view(m_text).substr(x.a, x.n) : m_src.substr(x.a, x.n);
+    return x.decoded() ? std::string_view(m_text).substr(x.a, x.n()) : m_src.substr(x.a, x.n());
   }
 
   std::string_view m_src;
@@ -151,19 +180,19 @@ class document {
   /// \endcond
 };
 
-inline kind value::type() const noexcept { return m_doc->m_nodes[m_i].type; }
-inline bool value::boolean() const noexcept { return m_doc->m_nodes[m_i].b; }
+inline kind value::type() const noexcept { return m_doc->m_nodes[m_i].type(); }
+inline bool value::boolean() const noexcept { return m_doc->m_nodes[m_i].b(); }
 inline std::string_view value::text() const noexcept {
   const node& x = m_doc->m_nodes[m_i];
-  return (x.type == kind::string || x.type == kind::number) ? m_doc->text_of(x) : std::string_view();
+  return (x.type() == kind::string || x.type() == kind::number) ? m_doc->text_of(x) : std::string_view();
 }
 inline std::size_t value::size() const noexcept {
   const node& x = m_doc->m_nodes[m_i];
-  return (x.type == kind::array || x.type == kind::object) ? x.n : 0;
+  return (x.type() == kind::array || x.type() == kind::object) ? x.n() : 0;
 }
 inline std::uint32_t value::next() const noexcept {
   const node& x = m_doc->m_nodes[m_i];
-  return (x.type == kind::array || x.type == kind::object) ? x.a : m_i + 1;
+  return (x.type() == kind::array || x.type() == kind::object) ? x.a : m_i + 1;
 }
 
 /// Parse `in` as one JSON value surrounded by optional whitespace. `fail(offset, message)` is
@@ -177,9 +206,13 @@ class parser {
   parser(std::string_view in, Fail fail, std::size_t max_array_items = static_cast<std::size_t>(-1))
       : m_s(in), m_fail(std::move(fail)), m_max_items(max_array_items) {}
 
+  /// Longest input accepted: 128 MiB (node lengths and counts fit in 27 bits).
+  static constexpr std::size_t max_text = std::size_t{1} << node::n_bits;
+
   document parse() {
-    if (m_s.size() >= UINT32_MAX) error("JSON text of 4 GiB or more");
+    if (m_s.size() >= max_text) error("JSON text of 128 MiB or more");
     m_doc.m_src = m_s;
+    m_doc.m_nodes.reserve(std::min(count_nodes(m_s), m_s.size() / 2 + 1));
     skip_ws();
     parse_value(0);
     skip_ws();
@@ -191,7 +224,9 @@ class parser {
   /// \cond INTERNAL
   [[noreturn]] void error(std::string_view msg) {
     m_fail(m_i, msg);
-    throw;  // unreachable: m_fail throws. (Re-throw keeps [[noreturn]] honest if it does not.)
+    // A callback that returns: report that (and the error it was given) instead of going on.
+    posenc::detail::fail<io_error>("json::parse", "fail: the error callback returned instead of throwing (error at offset ",
+                                   m_i, ": ", msg, ")");
   }
   [[nodiscard]] bool eof() const noexcept { return m_i >= m_s.size(); }
   [[nodiscard]] char peek() const noexcept { return eof() ? '\0' : m_s[m_i]; }
@@ -205,30 +240,125 @@ class parser {
   std::uint32_t push(kind t) {
     const auto at = static_cast<std::uint32_t>(m_doc.m_nodes.size());
     node x;
-    x.type = t;
+    x.set_type(t);
     m_doc.m_nodes.push_back(x);
     return at;
   }
+
+  /// The number of nodes of a well-formed text, counted in one pass without building anything:
+  /// each string (key or value), container, number and literal starts with a character that
+  /// nothing else outside a string starts with. (On malformed text the count may be off; the
+  /// parser then fails, and the node array merely grows past its reservation.)
+  static std::size_t count_nodes(std::string_view s) noexcept {
+    std::size_t count = 0, i = 0;
+    const std::size_t n = s.size();
+    while (i < n) {
+      const char c = s[i++];
+      if (c == '"') {
+        ++count;
+        while (i < n && s[i] != '"') i += s[i] == '\\' ? 2 : 1;
+        ++i;
+      } else if (c == '{' || c == '[') {
+        ++count;
+      } else if (c == '-' || (c >= '0' && c <= '9')) {
+        ++count;
+        while (i < n && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '+' ||
+                         s[i] == '-'))
+          ++i;
+      } else if (c == 't' || c == 'f' || c == 'n') {
+        ++count;
+        while (i < n && s[i] >= 'a' && s[i] <= 'z') ++i;
+      }
+    }
+    return count;
+  }
+
+  /// FNV-1a of a key (the table below falls back to sorting if hostile keys collide).
+  static std::uint64_t key_hash(std::string_view k) noexcept {
+    std::uint64_t h = 14695981039346656037ull;
+    for (const char c : k) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return h ^ (h >> 29);
+  }
   [[nodiscard]] std::uint32_t here() const noexcept { return static_cast<std::uint32_t>(m_i); }
 
-  /// Sort the keys of the object at node `obj` (m members) and report the first duplicate.
+  [[noreturn]] void duplicate(std::string_view key) {
+    error("duplicate key \"" + std::string(key) + "\" in a JSON object");
+  }
+  [[nodiscard]] std::string_view key_text(std::uint32_t j) const noexcept { return m_doc.text_of(m_doc.m_nodes[j]); }
+
+  /// Report the first duplicate among the keys of the object at node `obj` (m members).
   void check_duplicate_keys(std::uint32_t obj, std::uint32_t m) {
     if (m < 2) return;
-    std::vector<std::string_view> keys;
-    keys.reserve(m);
-    std::uint32_t j = obj + 1;
-    for (std::uint32_t k = 0; k < m; ++k) {
-      keys.push_back(m_doc.text_of(m_doc.m_nodes[j]));
-      j = value(&m_doc, j + 1).next();
-    }
     std::uint64_t& count = m_doc.m_key_comparisons;
-    std::sort(keys.begin(), keys.end(), [&count](std::string_view x, std::string_view y) {
+    const auto next_key = [&](std::uint32_t j) { return value(&m_doc, j + 1).next(); };
+    if (m <= 16) {  // pairwise, no allocation (the common small object)
+      std::array<std::uint32_t, 16> keys{};
+      std::uint32_t j = obj + 1;
+      for (std::uint32_t k = 0; k < m; ++k, j = next_key(j)) {
+        keys[k] = j;
+        for (std::uint32_t q = 0; q < k; ++q) {
+          ++count;
+          if (key_text(keys[q]) == key_text(j)) duplicate(key_text(j));
+        }
+      }
+      return;
+    }
+    // Open addressing (linear probing), load <= 1/2. A slot holds a key's node index (< 2^27;
+    // 0, the root, is never a key: empty) and 5 more bits of its hash, so that a probe compares
+    // key texts only when those bits match. Hashes are computed for 16 keys at a time and their
+    // slots prefetched, so the table's cache misses overlap.
+    const std::size_t cap = std::bit_ceil(2 * static_cast<std::size_t>(m));
+    const std::uint64_t budget = count + 8 * static_cast<std::uint64_t>(m) + 64;
+    bool flooded = false;
+    {
+      std::vector<std::uint32_t> slots(cap, 0);
+      constexpr std::uint32_t batch = 16;
+      std::array<std::uint32_t, batch> js{};
+      std::array<std::uint64_t, batch> hs{};
+      std::uint32_t j = obj + 1;
+      for (std::uint32_t k = 0; k < m && !flooded;) {
+        const std::uint32_t nb = std::min(batch, m - k);
+        for (std::uint32_t b = 0; b < nb; ++b, j = next_key(j)) {
+          js[b] = j;
+          hs[b] = key_hash(key_text(j));
+#if defined(__GNUC__) || defined(__clang__)
+          __builtin_prefetch(&slots[static_cast<std::size_t>(hs[b]) & (cap - 1)]);
+#endif
+        }
+        for (std::uint32_t b = 0; b < nb && !flooded; ++b) {
+          const std::string_view key = key_text(js[b]);
+          const auto tag = static_cast<std::uint32_t>(hs[b] >> 59);
+          std::size_t h = static_cast<std::size_t>(hs[b]) & (cap - 1);
+          for (;;) {
+            ++count;
+            const std::uint32_t e = slots[h];
+            if (e == 0) {
+              slots[h] = (tag << node::n_bits) | js[b];
+              break;
+            }
+            if ((e >> node::n_bits) == tag && key_text(e & node::n_mask) == key) duplicate(key);
+            if (count > budget) {
+              flooded = true;
+              break;
+            }
+            h = (h + 1) & (cap - 1);
+          }
+        }
+        k += nb;
+      }
+    }
+    if (!flooded) return;
+    // Hostile keys: sort them instead (O(m log m) comparisons whatever the keys).
+    std::vector<std::uint32_t> keys;
+    keys.reserve(m);
+    for (std::uint32_t k = 0, j = obj + 1; k < m; ++k, j = next_key(j)) keys.push_back(j);
+    std::sort(keys.begin(), keys.end(), [&](std::uint32_t x, std::uint32_t y) {
       ++count;
-      return x < y;
+      return key_text(x) < key_text(y);
     });
     for (std::size_t k = 1; k < keys.size(); ++k) {
       ++count;
-      if (keys[k - 1] == keys[k]) error("duplicate key \"" + std::string(keys[k]) + "\" in a JSON object");
+      if (key_text(keys[k - 1]) == key_text(keys[k])) duplicate(key_text(keys[k]));
     }
   }
 
@@ -263,7 +393,7 @@ class parser {
         }
       }
       m_doc.m_nodes[at].a = static_cast<std::uint32_t>(m_doc.m_nodes.size());
-      m_doc.m_nodes[at].n = members;
+      m_doc.m_nodes[at].set_n(members);
       check_duplicate_keys(at, members);
       return;
     }
@@ -290,7 +420,7 @@ class parser {
         }
       }
       m_doc.m_nodes[at].a = static_cast<std::uint32_t>(m_doc.m_nodes.size());
-      m_doc.m_nodes[at].n = static_cast<std::uint32_t>(items);
+      m_doc.m_nodes[at].set_n(static_cast<std::uint32_t>(items));
       return;
     }
     if (c == '"') {
@@ -302,11 +432,11 @@ class parser {
       const std::uint32_t start = here();
       parse_number();
       m_doc.m_nodes[at].a = start;
-      m_doc.m_nodes[at].n = here() - start;
+      m_doc.m_nodes[at].set_n(here() - start);
       return;
     }
     if (literal("true")) {
-      m_doc.m_nodes[push(kind::boolean)].b = true;
+      m_doc.m_nodes[push(kind::boolean)].set_b(true);
       return;
     }
     if (literal("false")) {
@@ -416,15 +546,19 @@ class parser {
       if (c == '"') {
         node& x = m_doc.m_nodes[at];
         if (escaped) {
-          x.decoded = true;
+          x.set_decoded(true);
           x.a = static_cast<std::uint32_t>(dstart);
-          x.n = static_cast<std::uint32_t>(out.size() - dstart);
+          x.set_n(static_cast<std::uint32_t>(out.size() - dstart));
         } else {
           x.a = start;
-          x.n = here() - start;
+          x.set_n(here() - start);
         }
         ++m_i;
         return;
+      }
+      if (!escaped && static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x80 && c != '\\') {
+        ++m_i;  // plain ASCII: the common case, one comparison chain per byte
+        continue;
       }
       if (static_cast<unsigned char>(c) < 0x20) error("control character inside a JSON string");
       if (c == '\\') {

@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -284,8 +285,16 @@ class safetensors_file {
                       detail::safetensors_max_header, " bytes");
     if (n < 2) detail::io_fail(where, src, "safetensors header of ", n, " bytes cannot hold a JSON object");
     m_header_size = n;
-    std::string text(static_cast<std::size_t>(n), '\0');
-    read(8, text.data(), text.size());
+    // The header's text: read from the file, or (from_bytes) used in place in the held copy.
+    std::string copy;
+    std::string_view text;
+    if (m_memory) {
+      text = std::string_view(reinterpret_cast<const char*>(m_memory->data()) + 8, static_cast<std::size_t>(n));
+    } else {
+      copy.assign(static_cast<std::size_t>(n), '\0');
+      read(8, copy.data(), copy.size());
+      text = copy;
+    }
     if (text[0] != '{')
       detail::io_fail(where, src, "bad safetensors header: the JSON header must start with '{'");
     const json::document doc = json::parse(text, [&](std::size_t off, std::string_view msg) {
@@ -308,11 +317,16 @@ class safetensors_file {
       if (!v.is_object()) bad("the header entry is not an object");
       tensor_info t;
       t.name = std::string(name);
-      const auto dt = v.find("dtype");
+      // One pass over the entry's members (the parser has rejected duplicate keys).
+      std::optional<json::value> dt, sh, off;
+      v.for_each_member([&](std::string_view k, const json::value& x) {
+        if (k == "dtype") dt = x;
+        else if (k == "shape") sh = x;
+        else if (k == "data_offsets") off = x;
+      });
       if (!dt || !dt->is_string()) bad("missing or non-string \"dtype\"");
       if (!detail::safetensors_dtype_from_name(dt->text(), t.type))
         bad("unsupported dtype \"", dt->text(), "\" (supported: F16, BF16, F32, F64, I8..I64, U8..U64, BOOL)");
-      const auto sh = v.find("shape");
       if (!sh || !sh->is_array()) bad("missing \"shape\" array");
       t.shape.reserve(sh->size());
       sh->for_each_item([&](const json::value& e) {
@@ -321,7 +335,6 @@ class safetensors_file {
         if (*x > static_cast<std::uint64_t>(static_cast<std::size_t>(-1))) bad("\"shape\" extent ", *x, " too large");
         t.shape.push_back(static_cast<std::size_t>(*x));
       });
-      const auto off = v.find("data_offsets");
       if (!off || !off->is_array() || off->size() != 2)
         bad("\"data_offsets\" must be an array of two integers");
       const auto b = off->item(0).as_u64(), e = off->item(1).as_u64();
@@ -345,12 +358,14 @@ class safetensors_file {
     m_json_bytes = doc.memory_bytes();
     m_json_key_comparisons = doc.key_comparisons();
     // The tensors must tile the data section: sorted by offset, each starts where the previous ended.
+    // (Files are usually written in offset order: then the sort is skipped.)
     std::vector<const tensor_info*> order;
     order.reserve(m_tensors.size());
     for (const auto& t : m_tensors) order.push_back(&t);
-    std::sort(order.begin(), order.end(), [](const tensor_info* a, const tensor_info* b) {
+    const auto before = [](const tensor_info* a, const tensor_info* b) {
       return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
-    });
+    };
+    if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
     std::uint64_t at = 0;
     const tensor_info* prev = nullptr;
     for (const tensor_info* t : order) {

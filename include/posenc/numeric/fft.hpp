@@ -923,8 +923,10 @@ class batch_plan {
 
   /// n >= 1 whose prime factors are all <= 13 (supported(n)); throws invalid_argument otherwise.
   explicit batch_plan(std::size_t n) : m_n(n) {
+    // Sizes first, before any work: the twiddles below take O(n) time and memory.
+    (void)checked::extent(n, "fft::batch_plan", "size n");
+    const std::size_t len = checked::elements(n, lanes::width, "fft::batch_plan", "size n times the lane width");
     posenc::detail::require(supported(n), "fft::batch_plan", "size n must be >= 1 with prime factors <= 13, got ", n);
-    const std::size_t len = checked::mul(n, lanes::width, "fft::batch_plan", "size n times the lane width");
     checked::allocate("fft::batch_plan", "size n", len, 4 * sizeof(T), [&] {
       m_b = detail::batch<T, typename lanes::type, lanes::width>(n);
       for (auto* b : {&m_re, &m_im, &m_wr, &m_wi}) b->assign(len);

@@ -815,7 +815,15 @@ void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, position_ids pos, 
 }
 
 /// The xPos decay of pair k of a rotary_dim-wide head: zeta_k = (2k / rotary_dim + gamma) / (1 + gamma).
+/// Throws invalid_argument unless rotary_dim is even and >= 2, k < rotary_dim / 2 and gamma > 0.
 inline double xpos_zeta(std::size_t k, std::size_t rotary_dim, double gamma = 0.4) {
+  constexpr std::string_view where = "rotary::xpos_zeta";
+  posenc::detail::require(rotary_dim >= 2 && rotary_dim % 2 == 0, where,
+                          "rotary_dim: expected an even rotary_dim >= 2, got ", rotary_dim);
+  posenc::detail::require(k < rotary_dim / 2, where, "k: expected a pair index k < rotary_dim / 2 = ", rotary_dim / 2,
+                          ", got ", k);
+  posenc::detail::require<non_finite_error>(std::isfinite(gamma), where, "gamma: expected a finite value, got ", gamma);
+  posenc::detail::require(gamma > 0, where, "gamma: expected gamma > 0, got ", gamma);
   return (static_cast<double>(2 * k) / static_cast<double>(rotary_dim) + gamma) / (1.0 + gamma);
 }
 

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/extended.hpp>
 #include <posenc/numeric/phase.hpp>
@@ -52,8 +53,8 @@ struct exact_frequencies {
 inline frequencies to_frequencies(const exact_frequencies& e) {
   frequencies f;
   f.attention_factor = e.attention_factor;
-  f.inv_freq.resize(e.omega.size());
-  f.inv_freq_lo.resize(e.omega.size());
+  f.inv_freq = checked::make_vector<numeric::wide>(e.omega.size(), "rotary::frequencies", "rotary_dim / 2");
+  f.inv_freq_lo = checked::make_vector<numeric::wide>(e.omega.size(), "rotary::frequencies", "rotary_dim / 2");
   for (std::size_t k = 0; k < e.omega.size(); ++k) {
     const exact_value w = numeric::fast_two_sum(e.omega[k].hi, e.omega[k].lo);  // hi = the rounded sum
     f.inv_freq[k] = w.hi;
@@ -84,7 +85,7 @@ inline std::vector<exact_value> default_omega(std::size_t pairs, std::size_t exp
   };
   std::vector<exact_value> low(std::min(pairs, block));
   for (std::size_t i = 0; i < low.size(); ++i) low[i] = e(i);
-  std::vector<exact_value> w(pairs);
+  auto w = checked::make_vector<exact_value>(pairs, "rotary::frequencies", "rotary_dim / 2");
   for (std::size_t j = 0; j * block < pairs; ++j) {
     const exact_value high = e(j * block);
     for (std::size_t i = 0; i < block && j * block + i < pairs; ++i) w[j * block + i] = j == 0 ? low[i] : high * low[i];
@@ -136,6 +137,7 @@ inline frequencies default_frequencies(std::size_t rotary_dim, double base = 100
                           "rotary_dim: expected an even rotary_dim >= 2, got ", rotary_dim);
   posenc::detail::require<non_finite_error>(std::isfinite(base), where, "base: expected a finite base, got ", base);
   posenc::detail::require(base > 1, where, "base: expected base > 1, got ", base);
+  (void)checked::extent(rotary_dim, where, "rotary_dim");
   return to_frequencies(
       {detail::default_omega(rotary_dim / 2, rotary_dim, detail::exact_log(static_cast<numeric::wide>(base))), 1.0});
 }

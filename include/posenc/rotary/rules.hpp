@@ -38,6 +38,7 @@
 #include <variant>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/io/json.hpp>
 #include <posenc/numeric/phase.hpp>
@@ -102,7 +103,10 @@ inline void require_positive(double v, std::string_view where, std::string_view 
 
 /// int(head_dim * partial_rotary_factor), truncated toward zero as Python's int().
 inline std::size_t scaled_rotary_dim(const rope_context& c) {
-  return static_cast<std::size_t>(static_cast<double>(c.head_dim) * c.partial_rotary_factor);
+  // HF: int(head_dim * partial_rotary_factor), truncated toward zero. A product outside
+  // [0, 2^64) (or NaN) has no size_t value: 0, which the plan rejects.
+  const double x = static_cast<double>(c.head_dim) * c.partial_rotary_factor;
+  return x >= 0 && x < 18446744073709551616.0 ? static_cast<std::size_t>(x) : 0;
 }
 
 /// omega_k = base^(-2k / exponent_dim) for k < pairs, exact (a pair per frequency).
@@ -203,7 +207,14 @@ class param_reader {
     std::vector<double> out;
     out.reserve(v->size());
     v->for_each_item([&](const io::json::value& item) {
-      out.push_back(detail::json_number(item, key_name(key) + "[" + std::to_string(out.size()) + "]"));
+      // The item's name ("short_factor[3]") is formed only for the error message: 10^6-item lists
+      // stay linear with a small constant (docs/reliability.md, readers at scale).
+      double x = 0;
+      const std::string_view t = item.is_number() ? item.text() : std::string_view();
+      const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+      if (t.empty() || ec != std::errc() || p != t.data() + t.size() || !std::isfinite(x))
+        x = detail::json_number(item, key_name(key) + "[" + std::to_string(out.size()) + "]");  // throws
+      out.push_back(x);
     });
     return out;
   }
@@ -472,8 +483,11 @@ struct longrope : rule_base {
     posenc::detail::require<shape_error>(long_factor.size() == dim / 2, where, "long_factor: expected rotary_dim / 2 = ",
                                          dim / 2, " values, got ", long_factor.size());
     for (std::size_t k = 0; k < dim / 2; ++k) {
-      detail::require_positive(short_factor[k], where, "short_factor[" + std::to_string(k) + "]");
-      detail::require_positive(long_factor[k], where, "long_factor[" + std::to_string(k) + "]");
+      // the item's name is formed only for the error message (10^6-item lists stay cheap)
+      if (!(std::isfinite(short_factor[k]) && short_factor[k] > 0))
+        detail::require_positive(short_factor[k], where, "short_factor[" + std::to_string(k) + "]");
+      if (!(std::isfinite(long_factor[k]) && long_factor[k] > 0))
+        detail::require_positive(long_factor[k], where, "long_factor[" + std::to_string(k) + "]");
     }
     posenc::detail::require(regime == longrope_rule::init_function || regime == longrope_rule::phi3_module, where,
                             "longrope_switch: expected longrope_rule::init_function or longrope_rule::phi3_module");
@@ -676,6 +690,7 @@ class plan {
                                               "theta: expected a finite rope_theta, got ", m_ctx.theta);
     require(m_ctx.theta > 1, where, "theta: expected rope_theta > 1, got ", m_ctx.theta);
     require(m_ctx.head_dim >= 2, where, "head_dim: expected head_dim >= 2, got ", m_ctx.head_dim);
+    (void)checked::extent(m_ctx.head_dim, where, "head_dim");
     posenc::detail::require<non_finite_error>(std::isfinite(m_ctx.partial_rotary_factor), where,
                                               "partial_rotary_factor: expected a finite value, got ",
                                               m_ctx.partial_rotary_factor);

@@ -31,6 +31,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/table.hpp>
 #include <posenc/numeric/phase.hpp>
@@ -220,6 +221,20 @@ void fill_direct(const frequencies& f, std::size_t count, T* cos, T* sin, std::s
 
 inline constexpr std::uint64_t max_table_position = std::uint64_t{1} << 53;
 
+/// Every entry is cos or sin times attention_factor, so attention_factor itself (the entry at
+/// phase 0) must round to a finite T (Eigen::half: <= 65504): invalid_argument otherwise, instead
+/// of a table of Inf.
+template <class T>
+void check_factor_fits(const frequencies& f, std::string_view where) {
+  bool fits = true;
+  if constexpr (std::is_same_v<T, float>)
+    fits = std::isfinite(static_cast<float>(f.attention_factor));
+  else if constexpr (!std::is_same_v<T, double>)
+    fits = std::isfinite(static_cast<float>(T(static_cast<float>(f.attention_factor))));
+  posenc::detail::require(fits, where, "frequencies.attention_factor: ", f.attention_factor,
+                          " does not fit in the table's element type (its entries would round to Inf)");
+}
+
 }  // namespace detail
 
 /// Columns of a table of f in a layout: m (pairs) or 2m (duplicated).
@@ -243,6 +258,11 @@ void fill_table(const frequencies& f, std::uint64_t first, std::size_t count, T*
                           "cos/sin: expected non-null buffers for ", count, " rows");
   posenc::detail::require(row_stride >= table_width(f, lay) || count <= 1, where, "row_stride: expected >= ",
                           table_width(f, lay), ", got ", row_stride);
+  if (count > 0)  // the span the rows address, (count - 1) row_stride + width, within max_elements
+    (void)checked::elements(checked::add(checked::mul(count - 1, row_stride, where, "(count - 1) * row_stride"),
+                                         table_width(f, lay), where, "(count - 1) * row_stride + width"),
+                            1, where, "(count - 1) * row_stride + width");
+  detail::check_factor_fits<T>(f, where);
   if constexpr (detail::narrow_v<T>)
     detail::fill_narrow(f, first, count, cos, sin, row_stride, lay);
   else
@@ -254,11 +274,15 @@ template <class T>
   requires detail::table_type_v<T>
 cos_sin_table<T> table(const frequencies& f, std::uint64_t first, std::size_t count,
                        table_layout lay = table_layout::pairs) {
-  detail::validate_frequencies(f, "rotary::table");
+  constexpr std::string_view where = "rotary::table";
+  detail::validate_frequencies(f, where);
+  posenc::detail::require(lay == table_layout::pairs || lay == table_layout::duplicated, where,
+                          "layout: expected table_layout::pairs or table_layout::duplicated");
+  detail::check_factor_fits<T>(f, where);
   const auto w = static_cast<Eigen::Index>(table_width(f, lay));
-  posenc::detail::require(count <= detail::max_table_position, "rotary::table", "count: expected < 2^53, got ", count);
-  cos_sin_table<T> t{posenc::table<T>(static_cast<Eigen::Index>(count), w),
-                     posenc::table<T>(static_cast<Eigen::Index>(count), w)};
+  const auto width = static_cast<std::size_t>(w);
+  cos_sin_table<T> t{posenc::detail::allocate_table<T>(count, width, where, "count", "table width"),
+                     posenc::detail::allocate_table<T>(count, width, where, "count", "table width")};
   fill_table<T>(f, first, count, t.cos.data(), t.sin.data(), static_cast<std::size_t>(w), lay);
   return t;
 }
@@ -275,9 +299,10 @@ cos_sin_table<T> table(const frequencies& f, std::span<const double> positions, 
     posenc::detail::require<non_finite_error>(std::isfinite(positions[i]), where,
                                               "positions: expected finite positions, got ", positions[i], " at index ",
                                               i);
-  const auto w = static_cast<Eigen::Index>(table_width(f, lay));
-  const auto n = static_cast<Eigen::Index>(positions.size());
-  cos_sin_table<T> t{posenc::table<T>(n, w), posenc::table<T>(n, w)};
+  detail::check_factor_fits<T>(f, where);
+  const std::size_t w = table_width(f, lay);
+  cos_sin_table<T> t{posenc::detail::allocate_table<T>(positions.size(), w, where, "positions", "table width"),
+                     posenc::detail::allocate_table<T>(positions.size(), w, where, "positions", "table width")};
   detail::fill_direct(f, positions.size(), t.cos.data(), t.sin.data(), static_cast<std::size_t>(w), lay, 0, positions);
   return t;
 }

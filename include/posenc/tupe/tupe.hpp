@@ -613,51 +613,58 @@ template <class T>
 
 // ---------------------------------------------------------------------------------------------
 /// The positional term computed once per sequence length and shared by every layer: get(n)
-/// computes it on the first request for n and afterwards returns the same object. References
-/// stay valid until clear() or set_parameters().
-/// Thread safety: shareable. get(), max_length(), computations(), clear() and set_parameters()
-/// may be called from several threads at once (one mutex; the counter and the length are
-/// atomic); a reference from get() or params() must not be used across a concurrent clear() or
-/// set_parameters(), which invalidate it.
+/// computes it on the first request for n and afterwards returns the same object, as a
+/// std::shared_ptr<const head_stack<T>>: a snapshot that keeps its storage alive for as long as
+/// the caller holds it, whatever clear() or set_parameters() do meanwhile (they only drop the
+/// cache's own reference). params() is a snapshot in the same way.
+/// Thread safety: shareable. get(), params(), max_length(), computations(), clear() and
+/// set_parameters() may be called from several threads at once (one mutex; the counter and the
+/// length are atomic); the snapshots they hand out are immutable and stay valid.
 template <class T>
 class positional_bias_cache {
  public:
   /// Validates cfg and params (all rows of params.pos) once.
-  positional_bias_cache(const config& cfg, parameters<T> params) : m_cfg(cfg), m_params(std::move(params)) {
-    validate_table(m_cfg, m_params, "tupe::positional_bias_cache");
-    m_max_length.store(m_params.pos.rows() - m_cfg.first_row(), std::memory_order_relaxed);
+  positional_bias_cache(const config& cfg, parameters<T> params)
+      : m_cfg(cfg), m_params(std::make_shared<const parameters<T>>(std::move(params))) {
+    validate_table(m_cfg, *m_params, "tupe::positional_bias_cache");
+    m_max_length.store(m_params->pos.rows() - m_cfg.first_row(), std::memory_order_relaxed);
   }
 
   /// The [H, n, n] positional term for length n; throws if n < 1 or n > max_length().
-  [[nodiscard]] const head_stack<T>& get(Index n) {
+  [[nodiscard]] std::shared_ptr<const head_stack<T>> get(Index n) {
     std::lock_guard<std::mutex> lock(m_mutex);  // before reading the parameters set_parameters replaces
-    const Index max_len = m_params.pos.rows() - m_cfg.first_row();
+    const Index max_len = m_params->pos.rows() - m_cfg.first_row();
     posenc::detail::require(n >= 1 && n <= max_len, "tupe::positional_bias_cache::get", "n: expected 1 <= n <= ",
                     max_len, " (rows of pos", m_cfg.cls == cls_reset::reference ? " minus one" : "", "), got ", n);
     auto it = m_cache.find(n);
-    if (it != m_cache.end()) return *it->second;
-    auto entry = std::make_unique<head_stack<T>>();
-    detail::compute_bias(m_cfg, m_params, m_params.pos, n, *entry, m_ws);
+    if (it != m_cache.end()) return it->second;
+    auto entry = std::make_shared<head_stack<T>>();
+    detail::compute_bias(m_cfg, *m_params, m_params->pos, n, *entry, m_ws);
     m_computations.fetch_add(1, std::memory_order_relaxed);
-    return *m_cache.emplace(n, std::move(entry)).first->second;
+    return m_cache.emplace(n, std::move(entry)).first->second;
   }
   /// Longest sequence the table supports.
   [[nodiscard]] Index max_length() const noexcept { return m_max_length.load(std::memory_order_relaxed); }
-  /// Replaces the parameters (validated) and drops every cached term.
+  /// Replaces the parameters (validated) and drops every cached term (snapshots already handed
+  /// out keep the old values).
   void set_parameters(parameters<T> params) {
     validate_table(m_cfg, params, "tupe::positional_bias_cache::set_parameters");
+    auto next = std::make_shared<const parameters<T>>(std::move(params));
     std::lock_guard<std::mutex> lock(m_mutex);
-    m_params = std::move(params);
+    m_params = std::move(next);
     m_cache.clear();
-    m_max_length.store(m_params.pos.rows() - m_cfg.first_row(), std::memory_order_relaxed);
+    m_max_length.store(m_params->pos.rows() - m_cfg.first_row(), std::memory_order_relaxed);
   }
   void clear() {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_cache.clear();
   }
   [[nodiscard]] const config& cfg() const noexcept { return m_cfg; }
-  /// The parameters; the reference is invalidated by a concurrent set_parameters().
-  [[nodiscard]] const parameters<T>& params() const noexcept { return m_params; }
+  /// The parameters in force, as a snapshot that a concurrent set_parameters() does not invalidate.
+  [[nodiscard]] std::shared_ptr<const parameters<T>> params() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_params;
+  }
   /// How many times a term was computed (each length once until clear()).
   [[nodiscard]] std::size_t computations() const noexcept { return m_computations.load(std::memory_order_relaxed); }
 
@@ -670,12 +677,12 @@ class positional_bias_cache {
   }
 
   config m_cfg;
-  parameters<T> m_params;
-  std::map<Index, std::unique_ptr<head_stack<T>>> m_cache;
+  std::shared_ptr<const parameters<T>> m_params;
+  std::map<Index, std::shared_ptr<const head_stack<T>>> m_cache;
   workspace<T> m_ws;
   std::atomic<std::size_t> m_computations{0};
   std::atomic<Index> m_max_length{0};
-  std::mutex m_mutex;
+  mutable std::mutex m_mutex;
 };
 
 }  // namespace posenc::tupe

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+// libFuzzer harness of the rotary config loader (rotary::load_config, a config.json text): an
+// accepted config must be valid (rotary::validate passes again) and, when its rotated width is
+// small enough to compute here (head_dim <= 2^16: the harness's malloc limit is 1 GiB), give
+// finite positive inverse frequencies and a finite positive attention factor at seq_len 0 and
+// beyond the trained length, under both longrope rules.
+#include <cmath>
+#include <cstddef>
+#include <string_view>
+
+#include <posenc/rotary/config.hpp>
+
+#include "common.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  namespace pr = posenc::rotary;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  return posenc_fuzz::guarded(data, size, [&](std::span<const std::byte>) {
+    for (auto rule : {pr::longrope_rule::init_function, pr::longrope_rule::phi3_module}) {
+      const pr::model_config m = pr::load_config(text, rule);
+      pr::validate(m.rope);
+      if (m.rope.head_dim > (std::size_t{1} << 16)) continue;
+      const std::size_t trained = m.rope.max_position_embeddings;
+      for (std::size_t seq : {std::size_t{0}, std::size_t{1}, trained + 1, 4 * trained + 7}) {
+        const pr::frequencies f = pr::compute_frequencies(m.rope, seq);
+        posenc_fuzz::expect(f.inv_freq.size() == pr::rotary_dim(m.rope) / 2, "rotary_dim / 2 frequencies");
+        for (const auto w : f.inv_freq)
+          posenc_fuzz::expect(std::isfinite(static_cast<double>(w)) && w >= 0, "finite non-negative inv_freq");
+        posenc_fuzz::expect(std::isfinite(f.attention_factor) && f.attention_factor > 0, "finite positive attention_factor");
+      }
+    }
+  });
+}
