@@ -151,7 +151,7 @@ inline rotary::plan layer_from(const std::optional<json_value>& params, const st
                     "' (a key that may change the frequencies is never ignored)");
     });
   }
-  const param_reader reader(params ? *params : json_value(nullptr, 0), prefix, type_name);
+  const param_reader reader(params, prefix, type_name);
   std::optional<double> theta = params ? reader.number("rope_theta") : std::nullopt;
   if (!theta) theta = theta_fallback;
   if (!theta)

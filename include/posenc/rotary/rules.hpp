@@ -176,32 +176,33 @@ inline std::size_t json_count(const io::json::value& v, std::string_view key) {
 /// "absent"; a value of the wrong type is a config_error naming prefix.key.
 class param_reader {
  public:
-  param_reader(io::json::value obj, std::string prefix, std::string_view rope_type)
+  /// obj: the object, or nullopt for "no object" (every key absent).
+  param_reader(std::optional<io::json::value> obj, std::string prefix, std::string_view rope_type)
       : m_obj(obj), m_prefix(std::move(prefix)), m_type(rope_type) {}
 
   [[nodiscard]] std::string key_name(std::string_view key) const { return m_prefix + "." + std::string(key); }
   [[nodiscard]] bool has(std::string_view key) const {
-    const auto v = m_obj.find(key);
+    const auto v = m_obj ? m_obj->find(key) : std::nullopt;
     return v && v->type() != io::json::kind::null;
   }
   [[nodiscard]] std::optional<double> number(std::string_view key) const {
-    const auto v = m_obj.find(key);
+    const auto v = m_obj ? m_obj->find(key) : std::nullopt;
     if (!v || v->type() == io::json::kind::null) return std::nullopt;
     return detail::json_number(*v, key_name(key));
   }
   [[nodiscard]] std::optional<std::size_t> count(std::string_view key) const {
-    const auto v = m_obj.find(key);
+    const auto v = m_obj ? m_obj->find(key) : std::nullopt;
     if (!v || v->type() == io::json::kind::null) return std::nullopt;
     return detail::json_count(*v, key_name(key));
   }
   [[nodiscard]] std::optional<bool> boolean(std::string_view key) const {
-    const auto v = m_obj.find(key);
+    const auto v = m_obj ? m_obj->find(key) : std::nullopt;
     if (!v || v->type() == io::json::kind::null) return std::nullopt;
     if (v->type() != io::json::kind::boolean) detail::config_fail(key_name(key), ": expected true or false");
     return v->boolean();
   }
   [[nodiscard]] std::optional<std::vector<double>> numbers(std::string_view key) const {
-    const auto v = m_obj.find(key);
+    const auto v = m_obj ? m_obj->find(key) : std::nullopt;
     if (!v || v->type() == io::json::kind::null) return std::nullopt;
     if (!v->is_array()) detail::config_fail(key_name(key), ": expected an array of numbers");
     std::vector<double> out;
@@ -231,7 +232,7 @@ class param_reader {
   }
 
  private:
-  io::json::value m_obj;
+  std::optional<io::json::value> m_obj;
   std::string m_prefix;
   std::string_view m_type;
 };
