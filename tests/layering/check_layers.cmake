@@ -112,6 +112,9 @@ set(LIB_OF_boost boost)
 set(LIB_OF_thrust thrust)
 set(LIB_OF_cub thrust)
 set(LIB_OF_cuda cuda)
+# <omp.h>: OpenMP's runtime, from the compiler; core/thread_pool.hpp includes it only where the
+# translation unit is compiled with OpenMP (#if defined(_OPENMP)): one thread budget.
+set(LIB_OF_omp openmp)
 set(THIRD_PARTY_eigen encoding/ adapters/eigen.hpp device/)
 foreach(f IN LISTS POSENC_FAMILIES)
   list(APPEND THIRD_PARTY_eigen ${f}/)
@@ -120,6 +123,7 @@ set(THIRD_PARTY_xtensor adapters/xtensor.hpp)
 set(THIRD_PARTY_boost adapters/odeint.hpp)
 set(THIRD_PARTY_thrust adapters/thrust.hpp device/)
 set(THIRD_PARTY_cuda device/)
+set(THIRD_PARTY_openmp core/thread_pool.hpp)
 
 # Read a file as a list of lines, one item per line: ';', '[' and ']' (which CMake lists treat
 # specially) are replaced by placeholders, and empty lines kept, so item k is line k + 1.
