@@ -1180,6 +1180,206 @@ void add_views_and_readers(std::vector<row>& rows) {
                                                }, 0); }));
 }
 
+// Entry points added with the FLOATER split, the double-word numerics and the rotary rule table
+// (issue 26 registry): the validators and builders a caller can reach directly.
+void add_rule_table_and_validators(std::vector<row>& rows) {
+  namespace pr = posenc::rotary;
+  namespace pf = posenc::floater;
+  namespace js = posenc::io::json;
+  constexpr auto p2 = [](int e) { return std::size_t{1} << e; };
+  auto f2 = [] { return pr::default_frequencies(2); };
+  auto throwing = [](std::size_t, std::string_view m) -> void { throw posenc::io_error(std::string(m)); };
+  // floater::check_length (shared by the host encoder and the device path)
+  rows.push_back(expect<invalid_argument>("floater::check_length", "L = 0", "L",
+                                          [] { pf::check_length(posenc::ode::grid::uniform(0.01), 0, 4, "f"); }));
+  rows.push_back(expect<size_error>("floater::check_length", "L = SIZE_MAX", "L",
+                                    [] { pf::check_length(posenc::ode::grid::uniform(0.01), huge, 4, "f"); }));
+  rows.push_back(expect<size_error>("floater::check_length", "L * width = 2^30 * 2^30 (product)", "L * blocks * d",
+                                    [p2] { pf::check_length(posenc::ode::grid::uniform(0.01), p2(30), p2(30), "f"); }));
+  rows.push_back(expect<posenc::grid_error>("floater::check_length", "L = 5 beyond an explicit grid of 3 points", "f", [] {
+    pf::check_length(posenc::ode::grid::explicit_times({0.0, 1.0, 2.0}), 5, 4, "f");
+  }));
+  // rotary::options_frequencies (the frequencies of a rotary::options)
+  rows.push_back(expect<invalid_argument>("rotary::options_frequencies", "rotary_dim = 0", "rotary_dim",
+                                          [] { (void)pr::options_frequencies(pr::options{}, 0); }));
+  rows.push_back(expect<size_error>("rotary::options_frequencies", "rotary_dim = SIZE_MAX - 1", "rotary_dim",
+                                    [] { (void)pr::options_frequencies(pr::options{}, huge - 1); }));
+  rows.push_back(expect<non_finite_error>("rotary::options_frequencies", "options.base NaN", "base", [] {
+    pr::options o;
+    o.base = nan;
+    (void)pr::options_frequencies(o, 4);
+  }));
+  // rotary::frequency3_of
+  rows.push_back(expect<invalid_argument>("rotary::frequency3_of", "freqs (empty): k = 0 out of range", "k",
+                                          [] { (void)pr::frequency3_of(pr::frequencies{}, 0); }));
+  rows.push_back(expect<invalid_argument>("rotary::frequency3_of", "k = SIZE_MAX (out of range)", "k",
+                                          [f2] { (void)pr::frequency3_of(f2(), huge); }));
+  rows.push_back(expect<non_finite_error>("rotary::frequency3_of", "freqs.inv_freq NaN", "inv_freq", [f2] {
+    auto f = f2();
+    f.inv_freq[0] = std::numeric_limits<posenc::numeric::wide>::quiet_NaN();
+    (void)pr::frequency3_of(f, 0);
+  }));
+  rows.push_back(expect<shape_error>("rotary::frequency3_of", "inv_freq_lo (short)", "inv_freq_lo", [] {
+    auto f = pr::default_frequencies(4);
+    f.inv_freq_lo.resize(1);
+    (void)pr::frequency3_of(f, 0);
+  }));
+  // rotary::validate_apply / validate_apply_ragged (apply_inplace's checks without the rotation)
+  using off64 = std::span<const std::int64_t>;
+  rows.push_back(expect<size_error>("rotary::validate_apply", "q sizes product overflows (null data)", "sizes", [p2, f2] {
+    pr::validate_apply<float>(pr::dense_view<float>::contiguous(nullptr, {p2(32), p2(32), 1, 2}), {}, f2(), off64(), {}, "f");
+  }));
+  rows.push_back(expect<size_error>("rotary::validate_apply", "seq = 2^63", "sizes[2]", [p2, f2] {
+    const std::vector<std::int64_t> off{0};
+    pr::validate_apply<float>(pr::dense_view<float>::contiguous(nullptr, {1, 1, p2(63), 0}), {}, f2(), off64(off), {}, "f");
+  }));
+  rows.push_back(expect<shape_error>("rotary::validate_apply", "q (null data)", "q", [f2] {
+    pr::validate_apply<float>(pr::dense_view<float>::contiguous(nullptr, {1, 1, 2, 2}), {}, f2(), off64(), {}, "f");
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::validate_apply", "offsets = INT64_MIN (offset)", "offsets[0]", [f2] {
+    std::vector<float> q(4);
+    const std::vector<std::int64_t> off{std::numeric_limits<std::int64_t>::min()};
+    pr::validate_apply<float>(pr::dense_view<float>::contiguous(q.data(), {1, 1, 2, 2}), {}, f2(), off64(off), {}, "f");
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::validate_apply", "freqs.inv_freq NaN", "inv_freq", [f2] {
+    std::vector<float> q(4);
+    auto f = f2();
+    f.inv_freq[0] = std::numeric_limits<posenc::numeric::wide>::quiet_NaN();
+    pr::validate_apply<float>(pr::dense_view<float>::contiguous(q.data(), {1, 1, 2, 2}), {}, f, off64(), {}, "f");
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::validate_apply", "head_dim = 0 (zero)", "head_dim", [f2] {
+    std::vector<float> q(4);
+    pr::validate_apply<float>(pr::dense_view<float>::contiguous(q.data(), {1, 1, 2, 0}), {}, f2(), off64(), {}, "f");
+  }));
+  rows.push_back(expect<size_error>("rotary::validate_apply_ragged", "q sizes product overflows (null data)", "sizes", [p2, f2] {
+    const std::vector<std::int64_t> cu{0, static_cast<std::int64_t>(p2(33))};
+    pr::validate_apply_ragged<float, std::int64_t>(pr::ragged_view<float>::contiguous(nullptr, {p2(33), p2(31), 2}), {}, cu,
+                                                   {}, f2(), {}, "f");
+  }));
+  rows.push_back(expect<size_error>("rotary::validate_apply_ragged", "tokens = SIZE_MAX", "sizes[0]", [f2] {
+    const std::vector<std::int64_t> cu{0};
+    pr::validate_apply_ragged<float, std::int64_t>(pr::ragged_view<float>::contiguous(nullptr, {huge, 1, 2}), {}, cu, {},
+                                                   f2(), {}, "f");
+  }));
+  rows.push_back(expect<shape_error>("rotary::validate_apply_ragged", "cu_seqlens (empty)", "cu_seqlens", [f2] {
+    std::vector<float> q(4);
+    pr::validate_apply_ragged<float, int>(pr::ragged_view<float>::contiguous(q.data(), {2, 1, 2}), {}, {}, {}, f2(), {}, "f");
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::validate_apply_ragged", "offsets < 0 (offset)", "offsets[0]", [f2] {
+    std::vector<float> q(4);
+    const std::vector<int> cu{0, 2}, off{-1};
+    pr::validate_apply_ragged<float, int>(pr::ragged_view<float>::contiguous(q.data(), {2, 1, 2}), {}, cu, off, f2(), {}, "f");
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::validate_apply_ragged", "freqs.inv_freq Inf", "inv_freq", [f2] {
+    std::vector<float> q(4);
+    const std::vector<int> cu{0, 2};
+    auto f = f2();
+    f.inv_freq[0] = std::numeric_limits<posenc::numeric::wide>::infinity();
+    pr::validate_apply_ragged<float, int>(pr::ragged_view<float>::contiguous(q.data(), {2, 1, 2}), {}, cu, {}, f, {}, "f");
+  }));
+  // rotary::plan / to_plan: the context's sizes and theta; each rule's parameters
+  auto ctx = [](std::size_t head_dim = 8) {
+    pr::rope_context c;
+    c.head_dim = head_dim;
+    c.max_position_embeddings = 64;
+    c.original_max_position_embeddings = 16;
+    return c;
+  };
+  rows.push_back(expect<invalid_argument>("rotary::plan", "head_dim = 0", "head_dim",
+                                          [ctx] { pr::plan p(ctx(0), pr::rules::default_rope{}); }));
+  rows.push_back(expect<size_error>("rotary::plan", "head_dim = SIZE_MAX", "head_dim",
+                                    [ctx] { pr::plan p(ctx(huge), pr::rules::default_rope{}); }));
+  rows.push_back(expect<non_finite_error>("rotary::plan", "theta NaN", "theta", [ctx] {
+    auto c = ctx();
+    c.theta = nan;
+    pr::plan p(c, pr::rules::default_rope{});
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::to_plan", "head_dim = 0", "head_dim", [] { (void)pr::to_plan(pr::rope_config{}); }));
+  rows.push_back(expect<size_error>("rotary::to_plan", "head_dim = SIZE_MAX", "head_dim", [] {
+    pr::rope_config c;
+    c.head_dim = huge;
+    (void)pr::to_plan(c);
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::to_plan", "theta Inf", "theta", [] {
+    pr::rope_config c;
+    c.head_dim = 8;
+    c.theta = inf;
+    (void)pr::to_plan(c);
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::rules::linear", "factor NaN", "factor",
+                                          [ctx] { pr::plan p(ctx(), pr::rules::linear{{}, nan}); }));
+  rows.push_back(expect<non_finite_error>("rotary::rules::ntk", "factor Inf", "factor",
+                                          [ctx] { pr::plan p(ctx(), pr::rules::ntk{{}, inf}); }));
+  rows.push_back(expect<non_finite_error>("rotary::rules::dynamic", "factor NaN", "factor",
+                                          [ctx] { pr::plan p(ctx(), pr::rules::dynamic{{}, nan}); }));
+  rows.push_back(expect<non_finite_error>("rotary::rules::proportional", "factor NaN", "factor",
+                                          [ctx] { pr::plan p(ctx(), pr::rules::proportional{{}, nan}); }));
+  rows.push_back(expect<non_finite_error>("rotary::rules::yarn", "factor NaN", "factor", [ctx] {
+    pr::rules::yarn y;
+    y.factor = nan;
+    pr::plan p(ctx(), y);
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::rules::llama3", "low_freq_factor NaN", "low_freq_factor", [ctx] {
+    pr::rules::llama3 l;
+    l.factor = 8;
+    l.low_freq_factor = nan;
+    l.original_max_position_embeddings = 16;
+    pr::plan p(ctx(), l);
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::rules::longrope", "short_factor[0] NaN", "short_factor", [ctx] {
+    pr::rules::longrope l;
+    l.short_factor = {nan, 1.0, 1.0, 1.0};
+    l.long_factor = {1.0, 1.0, 1.0, 1.0};
+    pr::plan p(ctx(), l);
+  }));
+  rows.push_back(expect<shape_error>("rotary::rules::longrope", "short_factor (length)", "short_factor", [ctx] {
+    pr::rules::longrope l;
+    l.short_factor = {1.0};
+    l.long_factor = {1.0, 1.0, 1.0, 1.0};
+    pr::plan p(ctx(), l);
+  }));
+  // the rules' lengths: original_max_position_embeddings = 0 is "absent" (as transformers); with no
+  // max_position_embeddings to fall back on, the rule has no length
+  auto no_length = [] {
+    pr::rope_context c;
+    c.head_dim = 8;
+    return c;
+  };
+  rows.push_back(expect<invalid_argument>("rotary::rules::llama3", "original_max_position_embeddings = 0", "original_max_position_embeddings", [no_length] {
+    pr::rules::llama3 l;
+    l.factor = 8;
+    l.original_max_position_embeddings = 0;
+    pr::plan p(no_length(), l);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::rules::yarn", "original_max_position_embeddings = 0", "original_max_position_embeddings", [no_length] {
+    pr::rules::yarn y;
+    y.factor = 4;
+    y.original_max_position_embeddings = 0;
+    pr::plan p(no_length(), y);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::rules::longrope", "original_max_position_embeddings = 0", "original_max_position_embeddings", [no_length] {
+    pr::rules::longrope l;
+    l.short_factor = {1.0, 1.0, 1.0, 1.0};
+    l.long_factor = {1.0, 1.0, 1.0, 1.0};
+    l.factor = 2;
+    l.original_max_position_embeddings = 0;
+    pr::plan p(no_length(), l);
+  }));
+  // rotary::param_reader / parse_rule: a rule's parameters read from JSON
+  rows.push_back(expect<pr::config_error>("rotary::param_reader", "factor = 1e400 (Inf)", "rope_parameters.factor", [throwing] {
+    const auto d = js::parse(R"({"factor": 1e400})", throwing);
+    (void)pr::param_reader(d.root(), "rope_parameters", "linear").number("factor");
+  }));
+  rows.push_back(expect<pr::config_error>("rotary::param_reader", "factor missing (required)", "rope_parameters.factor",
+                                          [] { (void)pr::param_reader(std::nullopt, "rope_parameters", "linear").required_number("factor"); }));
+  rows.push_back(expect<pr::config_error>("rotary::parse_rule", "factor = -1e400 (Inf)", "rope_parameters.factor", [throwing] {
+    const auto d = js::parse(R"({"factor": -1e400})", throwing);
+    (void)pr::parse_rule("linear", pr::param_reader(d.root(), "rope_parameters", "linear"));
+  }));
+  rows.push_back(expect<pr::config_error>("rotary::parse_rule", "factor missing (required by linear)", "rope_parameters.factor",
+                                          [] { (void)pr::parse_rule("linear", pr::param_reader(std::nullopt, "rope_parameters", "linear")); }));
+}
+
 std::vector<row> census() {
   std::vector<row> rows;
   add_core_ode(rows);
@@ -1190,6 +1390,7 @@ std::vector<row> census() {
   add_toeplitz_fft(rows);
   add_io_writers(rows);
   add_views_and_readers(rows);
+  add_rule_table_and_validators(rows);
   return rows;
 }
 
@@ -1218,7 +1419,65 @@ TEST_CASE("census: every public entry point x malformed argument throws the type
   MESSAGE("census: ", passed, " of ", rows.size(), " rows pass, over ", entries.size(), " entry points");
   CHECK(passed == rows.size());
   // the count docs/reliability.md states; a row removed without updating the docs fails here
-  CHECK(rows.size() >= 330);
+  CHECK(rows.size() >= 373);
+}
+
+// The registry's n/a:total for the double-word primitives: every input gives a value, NaN/Inf as
+// IEEE arithmetic (the limits of e^x and ln x; NaN outside the domain), never undefined behaviour
+// (ff_exp converted x / ln 2 to int before: Inf gave NaN and |x| > 1.5e9 was an overflowing cast).
+TEST_CASE("census: the double-word primitives are total over NaN, Inf and huge operands") {
+  namespace pn = posenc::numeric;
+  using W = pn::wide;
+  const W winf = std::numeric_limits<W>::infinity();
+  for (const W big : {winf, W(1e300), W(20000)}) {
+    CHECK(pn::ff_exp(pn::ff<W>{big, 0}).hi == winf);  // e^x overflows every F's range
+    CHECK(pn::ff_exp(pn::ff<W>{-big, 0}).hi == 0);
+    CHECK(pn::ff_exp(pn::ff<double>{static_cast<double>(big), 0}).hi == inf);
+  }
+  CHECK(std::isnan(pn::ff_exp(pn::ff<W>{std::numeric_limits<W>::quiet_NaN(), 0}).hi));
+  CHECK(pn::ff_log(pn::ff<W>{winf, 0}).hi == winf);
+  CHECK(pn::ff_log(pn::ff<W>{0, 0}).hi == -winf);
+  CHECK(std::isnan(pn::ff_log(pn::ff<W>{-1, 0}).hi));
+  CHECK(!std::isfinite(pn::inverse_power(pn::ff<W>{10000, 0}, 2, 0).hi));  // den = 0
+  CHECK(std::isnan(pn::inverse_power(pn::ff<W>{-1, 0}, 2, 4).hi));        // base < 0
+  CHECK(pn::two_sum(inf, 1.0).hi == inf);
+  double s = 0, c = 0;
+  pn::sincos_phase(std::numeric_limits<double>::quiet_NaN(), 0.0, pn::split_frequency(W(1)), 1.0, s, c);
+  CHECK((std::isnan(s) && std::isnan(c)));
+  pn::sincos_phase(inf, 0.0, pn::split_frequency(W(1)), 1.0, s, c);
+  CHECK((std::isnan(s) && std::isnan(c)));
+  // a finite value stays exact to the documented ~2^-100 (double pairs): e^1 against the closed form
+  CHECK(std::abs(static_cast<double>(pn::ff_exp(pn::ff<W>{1, 0}).hi) - 2.718281828459045) < 1e-15);
+}
+
+// The registry's n/a:any-length for rotary::rules::{llama3, yarn, longrope}: a length of SIZE_MAX
+// is the limit of the formula, not an error. Expected values from the rules' closed forms: llama3
+// keeps every frequency whose wavelength is below L0 / high_freq_factor (all of them: omega_k =
+// theta^(-2k/d)); yarn interpolates every pair below the correction range (omega_k / factor).
+TEST_CASE("census: a rule's length may be any size_t (original_max_position_embeddings = SIZE_MAX)") {
+  namespace pr = posenc::rotary;
+  pr::rope_context c;
+  c.head_dim = 8;
+  c.max_position_embeddings = huge;
+  pr::rules::llama3 l;
+  l.factor = 8;
+  l.original_max_position_embeddings = huge;
+  pr::rules::yarn y;
+  y.factor = 4;
+  y.original_max_position_embeddings = huge;
+  pr::rules::longrope g;
+  g.short_factor = {1, 1, 1, 1};
+  g.long_factor = {2, 2, 2, 2};
+  g.factor = 2;
+  g.original_max_position_embeddings = huge;
+  const pr::plan pl(c, l), py(c, y), pg(c, g);
+  for (std::size_t k = 0; k < 4; ++k) {
+    const double omega = std::pow(10000.0, -static_cast<double>(2 * k) / 8.0);
+    // 1e-12 relative: the closed form in double against the rules' exact frequencies
+    CHECK(std::abs(static_cast<double>(pl.frequencies().inv_freq[k]) - omega) <= 1e-12 * omega);
+    CHECK(std::abs(static_cast<double>(py.frequencies().inv_freq[k]) - omega / 4) <= 1e-12 * omega);
+    CHECK(std::isfinite(static_cast<double>(pg.frequencies(huge).inv_freq[k])));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

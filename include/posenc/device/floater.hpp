@@ -130,7 +130,7 @@ class flow {
 /// The FLOATER table of L positions for the N blocks of p0 (N x d), on the device: row i of the
 /// result is p(t_i) of every block (N d values, block n at columns n d .. n d + d - 1), row 0 =
 /// p0. The grid (t_i = i delta or opt.times), the substeps per interval (the last one landing
-/// exactly on t_i), the scheme and the interval loop (posenc::floater::integrate_intervals) are
+/// exactly on t_i), the scheme and the interval loop (posenc::floater::detail::integrate_intervals) are
 /// those of posenc::floater::encoder, as is the validation: posenc::floater::check_initial_state,
 /// check_options and check_length, the functions the host encoder calls, so both reject the same
 /// input with the same error type and message. opt.threads is validated like the host's and
@@ -151,7 +151,7 @@ template <class T, class Scheme = ode::schemes::rk4_38>
   const T* py = posenc::detail::raw_data(y);
   ::thrust::copy(::thrust::device, py, py + nd, out.data());
   ode::explicit_rk<Scheme, state> stepper(y);
-  posenc::floater::integrate_intervals(
+  posenc::floater::detail::integrate_intervals(
       grid, opt.substeps, 1, L, stepper, y, [&](std::size_t, auto&& run) { run(f); },
       [](const state& s) { return posenc::backend::thrust::all_finite(s); },
       [&](std::size_t i, const state& s) {

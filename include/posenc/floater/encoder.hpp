@@ -178,7 +178,7 @@ class encoder {
   gradients<T> backprop(std::span<const table<T>> dL_dP, gradient_info* info = nullptr) {
     const std::size_t L = check_upstream(dL_dP, "floater::encoder::backprop");
     compute(L);
-    return backprop_steps(source(), m_keep, m_replay, L, upstream(dL_dP), info);
+    return detail::backprop_steps(source(), m_keep, m_replay, L, upstream(dL_dP), info);
   }
   gradients<T> backprop(const std::vector<table<T>>& dL_dP, gradient_info* info = nullptr) {
     return backprop(std::span<const table<T>>(dL_dP), info);
@@ -193,7 +193,7 @@ class encoder {
   gradients<T> adjoint(std::span<const table<T>> dL_dP, std::size_t substeps = 0, gradient_info* info = nullptr) {
     const std::size_t L = check_upstream(dL_dP, "floater::encoder::adjoint");
     compute(L);
-    return continuous_adjoint<T, Scheme>(source(), L, substeps == 0 ? m_opt.substeps : substeps, upstream(dL_dP), info);
+    return detail::continuous_adjoint<T, Scheme>(source(), L, substeps == 0 ? m_opt.substeps : substeps, upstream(dL_dP), info);
   }
   gradients<T> adjoint(const std::vector<table<T>>& dL_dP, std::size_t substeps = 0, gradient_info* info = nullptr) {
     return adjoint(std::span<const table<T>>(dL_dP), substeps, info);
@@ -253,7 +253,7 @@ class encoder {
   }
 
   // ---- the forward (arguments already checked) ----
-  [[nodiscard]] batch_shape shape() const noexcept { return {blocks(), dim(), hidden(), m_opt.substeps}; }
+  [[nodiscard]] detail::batch_shape shape() const noexcept { return {blocks(), dim(), hidden(), m_opt.substeps}; }
 
   void reset_cache() {
     m_cache.reset(m_p0);
@@ -267,9 +267,9 @@ class encoder {
     if (L <= size()) return;
     m_flow.set_parameters(m_theta);
     m_cache.reserve(L, "floater::encoder::extend");
-    const batch_shape b = shape();
+    const detail::batch_shape b = shape();
     const std::size_t keep_to = m_keep.reserve(L, b, m_opt.stage_memory);  // intervals < keep_to keep their stages
-    integrate_intervals(
+    detail::integrate_intervals(
         m_grid, m_opt.substeps, size(), L, m_stepper, m_y,
         [&](std::size_t i, auto&& run) {
           if (i - 1 < keep_to && i - 1 == m_keep.intervals()) m_keep.record(i, b, m_flow, run);
@@ -287,7 +287,7 @@ class encoder {
   }
 
   // ---- the gradients (arguments already checked, table computed) ----
-  sweep_source<T> source() {
+  detail::sweep_source<T> source() {
     m_flow.set_parameters(m_theta);
     return {m_theta, m_flow, m_grid, shape(), m_cache};
   }
@@ -302,9 +302,9 @@ class encoder {
   options m_opt;
   ode::grid m_grid;
   flow<T> m_flow;
-  table_cache<T> m_cache;
-  kept_stages<T, Scheme> m_keep;
-  stage_replay<T, Scheme> m_replay;
+  detail::table_cache<T> m_cache;
+  detail::kept_stages<T, Scheme> m_keep;
+  detail::stage_replay<T, Scheme> m_replay;
   ode::explicit_rk<Scheme, table<T>> m_stepper;
   table<T> m_y;
 };

@@ -58,6 +58,8 @@ enum class activation {
 /// sigma(z) for one scalar, on the host or in device code (posenc::device::floater): relu, tanh,
 /// exact gelu, softplus with PyTorch's threshold 20, identity. The host's batched evaluation
 /// applies the same functions to whole blocks with Eigen's vectorised kernels (detail::activate).
+/// Total: no throw; a NaN operand gives NaN (relu: 0, as the comparison is false), an Inf gives
+/// the function's limit; the encoder checks its table for non-finite values (non_finite_error).
 template <class T>
 [[nodiscard]] POSENC_HD inline T activate(activation act, T z) {
   switch (act) {

@@ -2,7 +2,7 @@
 // FLOATER's forward interval loop, written once for the host encoder (Eigen states,
 // posenc::floater::encoder) and the device forward (Thrust states, posenc::device::floater):
 //
-//   posenc::floater::integrate_intervals(grid, substeps, first, L, stepper, y, with_rhs,
+//   posenc::floater::detail::integrate_intervals(grid, substeps, first, L, stepper, y, with_rhs,
 //                                        all_finite, store, where)
 //
 // For each interval i = first .. L-1 (from t_{i-1} to t_i): `substeps` equal steps of the stepper,
@@ -17,7 +17,7 @@
 #include <posenc/core/error.hpp>
 #include <posenc/ode/grid.hpp>
 
-namespace posenc::floater {
+namespace posenc::floater::detail {
 
 /// Integrate intervals first .. L-1 of `grid` (first >= 1) from y = p(t_{first-1}), in place.
 ///   with_rhs(i, run)   calls run(f) with the right-hand side f of interval i (the host passes a
@@ -42,4 +42,4 @@ void integrate_intervals(const ode::grid& grid, std::size_t substeps, std::size_
   }
 }
 
-}  // namespace posenc::floater
+}  // namespace posenc::floater::detail

@@ -46,6 +46,8 @@ struct gradient_info {
                                     ///< stage data (options::stage_memory) instead of recomputed
 };
 
+namespace detail {
+
 /// What both drivers read: the dynamics, the grid, the batch shape and the cached table of at
 /// least L positions.
 template <class T>
@@ -149,5 +151,7 @@ gradients<T> continuous_adjoint(const sweep_source<T>& src, std::size_t L, std::
   if (info) *info = gradient_info{L, st.rhs_evaluations + st.vjp_evaluations, src.shape.blocks};
   return out;
 }
+
+}  // namespace detail
 
 }  // namespace posenc::floater

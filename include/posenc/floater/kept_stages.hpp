@@ -18,7 +18,7 @@
 #include <posenc/floater/flow.hpp>
 #include <posenc/ode/tableau.hpp>
 
-namespace posenc::floater {
+namespace posenc::floater::detail {
 
 /// The shape of a batch of FLOATER stage rows: N blocks of width d, hidden units, substeps per
 /// interval; an interval has substeps * stages * N rows of stage data.
@@ -128,4 +128,4 @@ class kept_stages {
   std::size_t m_intervals = 0;
 };
 
-}  // namespace posenc::floater
+}  // namespace posenc::floater::detail

@@ -4,7 +4,7 @@
 // (the intervals are independent given their start states), so every evaluation of h is a
 // matrix-matrix product of >= 64 rows even for one block.
 //   posenc::floater::stage_replay<T, Scheme>   the buffers of a chunk, recompute(), load_kept()
-// The stage sums and stage times are ode/'s (ode::stage_input_weighted / solution_sum_weighted
+// The stage sums and stage times are ode/'s (ode::detail::stage_input_weighted / solution_sum_weighted
 // with per-row weights, ode::stage_time): each replayed row equals the stepper's forward row bit
 // for bit whenever the matrix products do.
 #pragma once
@@ -38,7 +38,7 @@ struct row_weights {
 
 /// The backend of a stacked batch (blocks of rows): out = x_0 + (w_1 x_1 + (w_2 x_2 + ...)) with
 /// each w_m applied row by row, the fold order of posenc::backend::eigen. The first term is the
-/// base with weight 1, as ode::stage_input_weighted / solution_sum_weighted pass it.
+/// base with weight 1, as ode::detail::stage_input_weighted / solution_sum_weighted pass it.
 struct rows_backend {
   template <class S, class T, std::size_t N>
   static void linear_combination(S& out, const std::array<row_weights<T>, N>& c, const std::array<const S*, N>& x) {
@@ -52,7 +52,6 @@ struct rows_backend {
     }(std::make_index_sequence<N>{});
   }
 };
-}  // namespace detail
 
 template <class T, class Scheme>
 class stage_replay {
@@ -106,7 +105,7 @@ class stage_replay {
       [&]<std::size_t... Q>(std::index_sequence<Q...>) { (recompute_stage<Q>(f, s, nc, Bc), ...); }(std::make_index_sequence<S>{});
       for (std::size_t c = 0; c < nc; ++c) set_weights(c, ode::solution_weights<T, Scheme>(m_h[c * k + s]));
       rows_view y = m_y.topRows(Bc);
-      ode::solution_sum_weighted<Scheme, detail::rows_backend>(y, y, weights<ode::solution_terms<Scheme>.index.size()>(), stage_views(Bc));
+      ode::detail::solution_sum_weighted<Scheme, detail::rows_backend>(y, y, weights<ode::solution_terms<Scheme>.index.size()>(), stage_views(Bc));
     }
   }
 
@@ -187,7 +186,7 @@ class stage_replay {
     }
     rows_view yq = m_ys.middleRows(r, Bc);
     const rows_view y = m_y.topRows(Bc);
-    ode::stage_input_weighted<Scheme, Q, detail::rows_backend>(yq, y, weights<ode::stage_terms<Scheme, Q>.index.size()>(), stage_views(Bc));
+    ode::detail::stage_input_weighted<Scheme, Q, detail::rows_backend>(yq, y, weights<ode::stage_terms<Scheme, Q>.index.size()>(), stage_views(Bc));
     f.evaluate_rows(m_ts.segment(r, Bc), yq, m_zs.middleRows(r, Bc), m_hs.middleRows(r, Bc), m_k[Q].topRows(Bc));
   }
 
@@ -200,5 +199,7 @@ class stage_replay {
   table<T> m_y;                     // B x d: the chunk's states (start, then end of each substep)
   std::vector<double> m_t0, m_h;    // per (interval, substep): start time and size
 };
+
+}  // namespace detail
 
 }  // namespace posenc::floater

@@ -15,7 +15,7 @@
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/table.hpp>
 
-namespace posenc::floater {
+namespace posenc::floater::detail {
 
 template <class T>
 class table_cache {
@@ -76,4 +76,4 @@ class table_cache {
   std::size_t m_len = 0;
 };
 
-}  // namespace posenc::floater
+}  // namespace posenc::floater::detail

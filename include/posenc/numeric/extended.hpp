@@ -22,7 +22,9 @@ struct ff {
   F hi = 0, lo = 0;
 };
 
-/// a + b exactly, as hi + lo (Knuth's TwoSum; any magnitudes).
+/// a + b exactly, as hi + lo (Knuth's TwoSum; any magnitudes). The double-word primitives below
+/// are total over finite F: error-free transformations that throw nothing; a NaN or Inf operand
+/// gives NaN/Inf parts as IEEE arithmetic does (tests/core/census_registry.txt: n/a:total).
 template <class F>
 inline ff<F> two_sum(F a, F b) {
   const F s = a + b;
@@ -103,9 +105,15 @@ inline ff<F> two_pi_ff() {
 /// e^x: x = k ln 2 + r, e^(r / 2^8) - 1 by its Taylor series (12 terms: the next is below
 /// 2^-130 of it), doubled back by e^(2y) - 1 = (e^y - 1)(e^y + 1) (no cancellation), times 2^k.
 /// Relative error ~2^-120 with F = long double (x87), ~2^-100 with F = double.
+/// Total: NaN gives NaN; x.hi above 2^17 (beyond the exponent range of every F) gives +Inf, below
+/// -2^17 gives 0 (the reduction's k = x / ln 2 then stays far inside int: no conversion overflow).
 template <class F>
 inline ff<F> ff_exp(ff<F> x) {
   if (x.hi == 0) return {1, 0};
+  if (std::isnan(x.hi)) return {x.hi, 0};
+  constexpr F limit = 131072;  // 2^17 > ln(max long double) ~ 11356.5
+  if (x.hi > limit) return {std::numeric_limits<F>::infinity(), 0};
+  if (x.hi < -limit) return {0, 0};
   const F k = std::nearbyint(x.hi / static_cast<F>(0.693147180559945309417232121458176568L));
   ff<F> r = x - ln2_ff<F>() * ff<F>{k, 0};
   constexpr int halvings = 8;
@@ -127,16 +135,19 @@ inline ff<F> ff_exp(ff<F> x) {
   return {std::ldexp(sum.hi, e), std::ldexp(sum.lo, e)};
 }
 
-/// ln x for x > 0: two Newton steps y <- y + x e^-y - 1 from the F logarithm.
+/// ln x for x > 0: two Newton steps y <- y + x e^-y - 1 from the F logarithm. Total: outside the
+/// domain (x <= 0, NaN) the result is NaN or -Inf as std::log's, never undefined behaviour.
 template <class F>
 inline ff<F> ff_log(ff<F> x) {
+  if (!std::isfinite(x.hi) || !(x.hi > 0)) return {std::log(x.hi), 0};  // Inf, -Inf (x = 0), NaN: std::log's
   ff<F> y{std::log(x.hi), 0};
   for (int i = 0; i < 2; ++i) y = y + x * ff_exp(-y) - ff<F>{1, 0};
   return y;
 }
 
 /// base^(-num / den) (the default RoPE frequency base^(-2k/d) with num = 2k, den = d), for
-/// base > 0, den > 0.
+/// base > 0, den > 0. Total: outside that domain (base <= 0 or NaN, den = 0) the result is NaN
+/// or 0 (IEEE propagation through ff_log / ff_exp); the rotary validators reject such input first.
 template <class F>
 inline ff<F> inverse_power(ff<F> base, std::uint64_t num, std::uint64_t den) {
   if (num == 0) return {1, 0};

@@ -360,6 +360,8 @@ inline constexpr double sin_pi_128[256][2] = {
 /// a sin(x w) (a cos(x w)), so each result is within 0.5 ulp + 2^-9 ulp of it wherever
 /// |sin(x w)| (|cos(x w)|) >= 2^-60 |x w| (tests/rotary/exact_phase.test.cpp). Phases with
 /// |x w| >= 2^50 * pi/128 (x_hi w past ~2.7 10^13) fall back to sincos_angle's long double phase.
+/// Total: no throw; a NaN or Inf position or frequency gives NaN results (the long double
+/// fallback's sin/cos); the rotary tables and apply validate positions and frequencies first.
 inline void sincos_phase(double x_hi, double x_lo, const frequency3& w, double a, double& s, double& c) {
   constexpr double pi128_0 = 0x1.921fb54442d18p-6, pi128_1 = 0x1.1a62633145c07p-60;
   constexpr double pi128_2 = -0x1.f1976b7ed8fbcp-116, inv_pi128 = 0x1.45f306dc9c883p+5;

@@ -116,7 +116,6 @@ POSENC_ALWAYS_INLINE inline void base_plus(State& out, const State& base, const 
   Backend::linear_combination(out, std::array<C, sizeof...(M) + 1>{C(1), w[M]...},
                               std::array<const State*, sizeof...(M) + 1>{&base, &k[terms.index[M]]...});
 }
-}  // namespace detail
 
 /// The stage sum of stage I with its weights already formed: out = y + sum_m w_m k_{j_m} over
 /// stage_terms<Scheme, I> (one Backend::linear_combination pass, coefficients (1, w_1, w_2, ...)).
@@ -139,18 +138,19 @@ POSENC_ALWAYS_INLINE inline void solution_sum_weighted(State& out, const State& 
   static_assert(std::tuple_size_v<W> == terms.index.size(), "one weight per term of the solution");
   detail::base_plus<Backend>(out, y, w, terms, k, std::make_index_sequence<terms.index.size()>{});
 }
+}  // namespace detail
 
 /// The stage sum Y_I = y + h sum_{j<I} a_Ij k_j (one fused pass; a copy of y for I = 0 or an
 /// empty row). k: anything indexable by the stage number (std::array / std::vector of states).
 template <ExplicitScheme Scheme, std::size_t I, class Backend, class State, class Time, class K>
 POSENC_ALWAYS_INLINE inline void stage_input(State& out, const State& y, Time h, const K& k) {
-  stage_input_weighted<Scheme, I, Backend>(out, y, stage_weights<state_value_t<State>, Scheme, I>(h), k);
+  detail::stage_input_weighted<Scheme, I, Backend>(out, y, stage_weights<state_value_t<State>, Scheme, I>(h), k);
 }
 
 /// The solution update out = y + h sum_j b_j k_j (out may alias y).
 template <ExplicitScheme Scheme, class Backend, class State, class Time, class K>
 POSENC_ALWAYS_INLINE inline void solution_sum(State& out, const State& y, Time h, const K& k) {
-  solution_sum_weighted<Scheme, Backend>(out, y, solution_weights<state_value_t<State>, Scheme>(h), k);
+  detail::solution_sum_weighted<Scheme, Backend>(out, y, solution_weights<state_value_t<State>, Scheme>(h), k);
 }
 
 /// The generic explicit Runge-Kutta stepper: scheme x state x backend.

@@ -97,9 +97,22 @@ inline std::vector<exact_value> default_omega(std::size_t pairs, std::size_t exp
 
 /// The exact frequency of pair k, inv_freq[k] + inv_freq_lo[k] (inv_freq[k] alone when
 /// inv_freq_lo is empty), as three doubles: numeric::sincos_phase's form, which the double tables
-/// and rotations and the device path (posenc/device/rotary.hpp) use. k < inv_freq.size() (not checked).
+/// and rotations and the device path (posenc/device/rotary.hpp) use. Throws invalid_argument for
+/// k >= inv_freq.size(), shape_error for an inv_freq_lo that is neither empty nor one value per
+/// frequency, non_finite_error for a non-finite frequency (its callers validate the frequencies
+/// first; the checks keep a direct call from reading out of bounds or returning NaN).
 inline numeric::frequency3 frequency3_of(const frequencies& f, std::size_t k) {
-  return numeric::split_frequency(f.inv_freq[k], f.inv_freq_lo.empty() ? numeric::wide(0) : f.inv_freq_lo[k]);
+  constexpr std::string_view where = "rotary::frequency3_of";
+  posenc::detail::require(k < f.inv_freq.size(), where, "k: expected a pair index < inv_freq.size() = ",
+                          f.inv_freq.size(), ", got ", k);
+  posenc::detail::require<shape_error>(f.inv_freq_lo.empty() || f.inv_freq_lo.size() == f.inv_freq.size(), where,
+                                       "freqs.inv_freq_lo: expected empty or ", f.inv_freq.size(),
+                                       " values (one per frequency), got ", f.inv_freq_lo.size());
+  const numeric::wide lo = f.inv_freq_lo.empty() ? numeric::wide(0) : f.inv_freq_lo[k];
+  posenc::detail::require<non_finite_error>(std::isfinite(f.inv_freq[k]) && std::isfinite(lo), where,
+                                            "freqs.inv_freq[", k, "]: expected a finite frequency, got ",
+                                            f.inv_freq[k], " + ", lo);
+  return numeric::split_frequency(f.inv_freq[k], lo);
 }
 
 /// Check frequencies before use (the one validator: tables, apply, plans): at least one

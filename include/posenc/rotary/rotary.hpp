@@ -60,8 +60,17 @@ inline row_heads validate(std::size_t cols, const options& opt, std::string_view
 }
 
 /// The frequencies of an options, omega_k = base^(-2k / rotary_dim) with inv_freq_lo (rotary_dim
-/// from rotary::validate; any base > 0).
+/// from rotary::validate; any base > 0). Throws non_finite_error / invalid_argument for a base that
+/// is not finite and > 0, invalid_argument for a rotary_dim that is not even and >= 2, size_error
+/// for a rotary_dim above posenc::max_extent (the checks rotary::validate makes, for a direct call).
 inline frequencies options_frequencies(const options& opt, std::size_t rotary_dim) {
+  constexpr std::string_view where = "rotary::options_frequencies";
+  posenc::detail::require<non_finite_error>(std::isfinite(opt.base), where, "options.base: expected a finite base, got ",
+                                            opt.base);
+  posenc::detail::require(opt.base > 0, where, "options.base: expected base > 0, got ", opt.base);
+  posenc::detail::require(rotary_dim >= 2 && rotary_dim % 2 == 0, where,
+                          "rotary_dim: expected an even rotary_dim >= 2, got ", rotary_dim);
+  (void)checked::extent(rotary_dim, where, "rotary_dim");
   return to_frequencies(
       {detail::default_omega(rotary_dim / 2, rotary_dim, detail::exact_log(static_cast<numeric::wide>(opt.base))), 1.0});
 }
