@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -1378,6 +1379,357 @@ void add_rule_table_and_validators(std::vector<row>& rows) {
   }));
   rows.push_back(expect<pr::config_error>("rotary::parse_rule", "factor missing (required by linear)", "rope_parameters.factor",
                                           [] { (void)pr::parse_rule("linear", pr::param_reader(std::nullopt, "rope_parameters", "linear")); }));
+
+// Rows added to close registry gaps (issue 26), family by family. Argument strings follow the
+// kind vocabulary of kinds_of() below; each row names the argument its message must contain.
+void add_registry_gaps(std::vector<row>& rows) {
+  namespace ck = posenc::checked;
+  namespace ps = posenc::sinusoidal;
+  namespace tz = posenc::toeplitz;
+  namespace io = posenc::io;
+  constexpr auto p2 = [](int e) { return std::size_t{1} << e; };
+  constexpr std::int64_t i64min = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t i64max = std::numeric_limits<std::int64_t>::max();
+  // core/checked.hpp: the door itself (huge operands, negative values where a size is expected)
+  rows.push_back(expect<size_error>("checked::add", "a = SIZE_MAX (huge)", "n + 1", [] { (void)ck::add(huge, std::size_t{1}, "f", "n + 1"); }));
+  rows.push_back(expect<size_error>("checked::add", "INT64_MIN + -1 (negative offset)", "pos + off",
+                                    [] { (void)ck::add(i64min, std::int64_t{-1}, "f", "pos + off"); }));
+  rows.push_back(expect<size_error>("checked::sub", "INT64_MAX - -1 (huge)", "pos - off",
+                                    [] { (void)ck::sub(i64max, std::int64_t{-1}, "f", "pos - off"); }));
+  rows.push_back(expect<size_error>("checked::sub", "0 - 1 (negative)", "n - 1", [] { (void)ck::sub(zero, std::size_t{1}, "f", "n - 1"); }));
+  rows.push_back(expect<size_error>("checked::mul", "SIZE_MAX * 2 (huge)", "rows * cols", [] { (void)ck::mul(huge, std::size_t{2}, "f", "rows * cols"); }));
+  rows.push_back(expect<size_error>("checked::mul", "INT64_MIN * -1 (negative offset)", "pos * step",
+                                    [] { (void)ck::mul(i64min, std::int64_t{-1}, "f", "pos * step"); }));
+  rows.push_back(expect<size_error>("checked::cast", "SIZE_MAX to ptrdiff_t (huge)", "L", [] { (void)ck::cast<std::ptrdiff_t>(huge, "f", "L"); }));
+  rows.push_back(expect<size_error>("checked::cast", "-1 to size_t (negative)", "L", [] { (void)ck::cast<std::size_t>(-1, "f", "L"); }));
+  rows.push_back(expect<size_error>("checked::extent", "n = 2^40 + 1", "length", [p2] { (void)ck::extent(p2(40) + 1, "f", "length"); }));
+  rows.push_back(expect<size_error>("checked::extent", "n = -1 (negative)", "length", [] { (void)ck::extent(std::int64_t{-1}, "f", "length"); }));
+  rows.push_back(expect<size_error>("checked::index", "n = SIZE_MAX", "length", [] { (void)ck::index(huge, "f", "length"); }));
+  rows.push_back(expect<size_error>("checked::index", "n = INT64_MIN (negative)", "length", [] { (void)ck::index(i64min, "f", "length"); }));
+  rows.push_back(expect<size_error>("checked::elements", "rows = 2^40 + 1 (huge)", "rows * cols",
+                                    [p2] { (void)ck::elements(p2(40) + 1, 1, "f", "rows * cols"); }));
+  rows.push_back(expect<size_error>("checked::make_vector", "n = 2^40 + 1", "buckets", [p2] { (void)ck::make_vector<int>(p2(40) + 1, "f", "buckets"); }));
+  // sinusoidal
+  rows.push_back(expect<invalid_argument>("sinusoidal::block_table", "d = 0", "d", [] { (void)ps::block_table(4, 0, 1.0); }));
+  rows.push_back(expect<size_error>("sinusoidal::block_table", "length * d = 2^60 elements", "length", [p2] { (void)ps::block_table(p2(40), p2(20), 1.0); }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::encode", "d = 0", "d", [] { (void)ps::encode(1.0, 0); }));
+  rows.push_back(expect<size_error>("sinusoidal::encode", "d = 2^40 + 2", "d", [p2] { (void)ps::encode(1.0, p2(40) + 2); }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::fill", "d = 0", "d", [] {
+    std::vector<double> b(8);
+    ps::fill(b.data(), 2, 0, 4);
+  }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::fill", "options.base NaN", "options.base", [] {
+    std::vector<double> b(8);
+    ps::options o;
+    o.base = nan;
+    ps::fill(b.data(), 2, 4, 4, o);
+  }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::fill_at", "d = 0", "d", [] {
+    const vec p{0.0};
+    std::vector<double> b(8);
+    ps::fill_at(p, b.data(), 0, 8);
+  }));
+  rows.push_back(expect<size_error>("sinusoidal::fill_at", "d = SIZE_MAX", "d", [] {
+    const vec p{0.0};
+    std::vector<double> b(8);
+    ps::fill_at(p, b.data(), huge - 1, huge);
+  }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::fill_at", "data (null)", "data", [] {
+    const vec p{0.0};
+    ps::fill_at<double>(p, nullptr, 8, 8);
+  }));
+  rows.push_back(expect<size_error>("sinusoidal::fill_at", "positions.size() * row_stride overflows", "row_stride", [] {
+    const vec p{0.0, 1.0};
+    std::vector<double> b(8);
+    ps::fill_at(p, b.data(), 8, huge / 2 + 1);
+  }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::frequencies", "d = 0", "d", [] { (void)ps::frequencies(0); }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::frequencies", "options.base Inf", "options.base", [] {
+    ps::options o;
+    o.base = inf;
+    (void)ps::frequencies(8, o);
+  }));
+  rows.push_back(expect<size_error>("sinusoidal::frequencies_wide", "m = 2^40 + 1", "d / 2", [p2] { (void)ps::frequencies_wide(p2(40) + 1, ps::options{}); }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::frequencies_wide", "options.base NaN", "options.base", [] {
+    ps::options o;
+    o.base = nan;
+    (void)ps::frequencies_wide(4, o);
+  }));
+  rows.push_back(expect<size_error>("sinusoidal::generator", "d = 2^40 + 2", "d", [p2] { (void)ps::generator(p2(40) + 2); }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::generator", "options.base NaN", "options.base", [] {
+    ps::options o;
+    o.base = nan;
+    (void)ps::generator(4, o);
+  }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::inner_product", "d = 0", "d", [] { (void)ps::inner_product(1.0, 0); }));
+  rows.push_back(expect<size_error>("sinusoidal::inner_product", "d = SIZE_MAX - 1", "d", [] { (void)ps::inner_product(1.0, huge - 1); }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::pair_count", "d = 0", "d", [] { (void)ps::pair_count(0, ps::options{}); }));
+  rows.push_back(expect<size_error>("sinusoidal::pair_count", "d = 2^40 + 2", "d", [p2] { (void)ps::pair_count(p2(40) + 2, ps::options{}); }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::pair_count", "options.position_step Inf", "options.position_step", [] {
+    ps::options o;
+    o.position_step = inf;
+    (void)ps::pair_count(4, o);
+  }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::rotation", "d = 0", "d", [] { (void)ps::rotation(1.0, 0); }));
+  rows.push_back(expect<size_error>("sinusoidal::rotation", "d = 2^40 + 2", "d", [p2] { (void)ps::rotation(1.0, p2(40) + 2); }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::table_at", "d = 0", "d", [] {
+    const vec p{0.0};
+    (void)ps::table_at(p, 0);
+  }));
+  rows.push_back(expect<size_error>("sinusoidal::table_at", "d = SIZE_MAX - 1", "d", [] {
+    const vec p{0.0};
+    (void)ps::table_at(p, huge - 1);
+  }));
+  rows.push_back(expect<size_error>("sinusoidal::table_at", "positions.size() * d = 2^41 elements", "d", [p2] {
+    const vec p{0.0, 1.0};
+    (void)ps::table_at(p, p2(40));
+  }));
+  // toeplitz
+  const Eigen::VectorXd three = Eigen::VectorXd::Ones(3);
+  const auto B = tz::toeplitz_matrix<double>(2, 2, three);
+  rows.push_back(expect<invalid_argument>("toeplitz::circulant_embedding", "size = 0", "size", [B] { (void)tz::circulant_embedding(B, 0); }));
+  rows.push_back(expect<size_error>("toeplitz::circulant_matrix", "first column of 2^40 + 1 (huge)", "first column", [] {
+    // a column longer than max_extent cannot be allocated here; a mapped column of that length is
+    // (the length is rejected before any element is read)
+    const std::vector<double> one(1, 1.0);
+    Eigen::Map<const Eigen::VectorXd> c(one.data(), static_cast<Eigen::Index>((std::size_t{1} << 40) + 1));
+    (void)tz::circulant_matrix<double>(c);
+  }));
+  rows.push_back(expect<invalid_argument>("toeplitz::from_relative_bias", "rows = 0", "rows", [three] { (void)tz::from_relative_bias(0, 2, three); }));
+  rows.push_back(expect<non_finite_error>("toeplitz::from_relative_bias", "biases (NaN)", "coefficients", [] {
+    Eigen::VectorXd c = Eigen::VectorXd::Ones(3);
+    c[2] = nan;
+    (void)tz::from_relative_bias(2, 2, c);
+  }));
+  rows.push_back(expect<non_finite_error>("toeplitz::from_bucketed_bias", "table (NaN)", "table", [] {
+    Eigen::VectorXd c = Eigen::VectorXd::Ones(3);
+    c[0] = nan;
+    (void)tz::from_bucketed_bias(2, 2, c, [](std::ptrdiff_t) { return 0; });
+  }));
+  rows.push_back(expect<invalid_argument>("toeplitz::head_operators", "bucket out of range", "bucket", [] {
+    (void)tz::head_operators(2, 2, Eigen::MatrixXd::Ones(3, 2), [](std::ptrdiff_t) { return 9; });
+  }));
+  rows.push_back(expect<size_error>("toeplitz::head_operators", "rows = SIZE_MAX", "rows", [] {
+    (void)tz::head_operators(huge, 2, Eigen::MatrixXd::Ones(3, 2), [](std::ptrdiff_t) { return 0; });
+  }));
+  rows.push_back(expect<non_finite_error>("toeplitz::head_operators", "table (Inf)", "table", [] {
+    Eigen::MatrixXd t = Eigen::MatrixXd::Ones(3, 2);
+    t(1, 1) = inf;
+    (void)tz::head_operators(2, 2, t, [](std::ptrdiff_t) { return 0; });
+  }));
+  rows.push_back(expect<non_finite_error>("toeplitz::multiply", "X (NaN)", "X", [B] {
+    Eigen::MatrixXd x = Eigen::MatrixXd::Ones(2, 1);
+    x(0, 0) = nan;
+    (void)tz::multiply(B, x);
+  }));
+  // floater/flow.hpp: the activation name
+  rows.push_back(expect<invalid_argument>("floater::activation_from_string", "s (empty)", "''", [] { (void)posenc::floater::activation_from_string(""); }));
+  rows.push_back(expect<invalid_argument>("floater::activation_from_string", "s truncated (short)", "'rel'",
+                                          [] { (void)posenc::floater::activation_from_string("rel"); }));
+  // io
+  rows.push_back(expect<invalid_argument>("io::deflate_bytes", "max_chain = 0", "max_chain", [] {
+    io::deflate_options o;
+    o.max_chain = 0;
+    (void)io::deflate_bytes({}, o);
+  }));
+  rows.push_back(expect<invalid_argument>("io::deflate_bytes", "max_chain = SIZE_MAX", "max_chain", [] {
+    io::deflate_options o;
+    o.max_chain = huge;
+    (void)io::deflate_bytes({}, o);
+  }));
+  rows.push_back(expect<invalid_argument>("io::zlib_bytes", "max_chain = 0", "max_chain", [] {
+    io::deflate_options o;
+    o.max_chain = 0;
+    (void)io::zlib_bytes({}, o);
+  }));
+  rows.push_back(expect<invalid_argument>("io::zlib_bytes", "max_chain = 2^40 + 1", "max_chain", [p2] {
+    io::deflate_options o;
+    o.max_chain = p2(40) + 1;
+    (void)io::zlib_bytes({}, o);
+  }));
+  rows.push_back(expect<posenc::io_error>("io::read_npy", "bytes (empty)", "npy", [] { (void)io::read_npy<double>(std::span<const std::byte>()); }));
+  rows.push_back(expect<posenc::io_error>("io::read_npy", "bytes truncated (short)", "npy", [] {
+    const std::byte b[6] = {std::byte{0x93}, std::byte{'N'}, std::byte{'U'}, std::byte{'M'}, std::byte{'P'}, std::byte{'Y'}};
+    (void)io::read_npy<double>(std::span<const std::byte>(b, 6));
+  }));
+  rows.push_back(expect<posenc::io_error>("io::read_npy_header", "path (missing)", "posenc-census-no-such", [] {
+    (void)io::read_npy_header(std::filesystem::temp_directory_path() / "posenc-census-no-such.npy");
+  }));
+  rows.push_back(expect<posenc::io_error>("io::safetensors_file::from_bytes", "bytes (empty)", "safetensors",
+                                          [] { (void)io::safetensors_file::from_bytes({}); }));
+  rows.push_back(expect<posenc::io_error>("io::safetensors_file::from_bytes", "header length 2^63 (huge)", "header", [] {
+    std::vector<std::byte> b(8, std::byte{0});
+    b[7] = std::byte{0x80};
+    (void)io::safetensors_file::from_bytes(b);
+  }));
+  rows.push_back(expect<posenc::io_error>("io::safetensors_file::from_bytes", "data_offsets beyond the file (offset)", "data_offsets", [] {
+    const std::string h = R"({"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})";
+    std::vector<std::byte> b(8 + h.size());
+    b[0] = static_cast<std::byte>(h.size());
+    std::memcpy(b.data() + 8, h.data(), h.size());
+    (void)io::safetensors_file::from_bytes(b);
+  }));
+  rows.push_back(expect<posenc::io_error>("io::safetensors_file::from_bytes", "shape product overflows", "shape", [] {
+    const std::string h = R"({"a":{"dtype":"F64","shape":[4294967296,4294967296,16],"data_offsets":[0,0]}})";
+    std::vector<std::byte> b(8 + h.size());
+    b[0] = static_cast<std::byte>(h.size());
+    std::memcpy(b.data() + 8, h.data(), h.size());
+    (void)io::safetensors_file::from_bytes(b);
+  }));
+  rows.push_back(expect<shape_error>("io::npy_bytes", "shape (empty data, zero extent mismatch: [0] vs 1 value)", "shape", [] {
+    const vec d(1);
+    const std::vector<std::size_t> s{0};
+    (void)io::npy_bytes<double>(d, s);
+  }));
+  rows.push_back(expect<shape_error>("io::npy_bytes", "shape = [2^40 + 1] (huge)", "shape", [p2] {
+    const vec d(1);
+    const std::vector<std::size_t> s{p2(40) + 1};
+    (void)io::npy_bytes<double>(d, s);
+  }));
+  // core/thread_pool.hpp
+  rows.push_back(expect<invalid_argument>("resolve_threads", "threads = SIZE_MAX", "threads", [] { (void)posenc::resolve_threads(huge, "f"); }));
+  rows.push_back(expect<invalid_argument>("split_range", "parts = 0", "parts", [] { (void)posenc::split_range(16, 0, 0); }));
+  rows.push_back(expect<invalid_argument>("split_range", "count = INT64_MAX (huge; chunks * parts overflows)", "count",
+                                          [] { (void)posenc::split_range(i64max, 3, 4); }));
+  rows.push_back(expect<invalid_argument>("split_range", "part out of range (offset)", "part", [] { (void)posenc::split_range(16, 4, 4); }));
+  rows.push_back(expect<invalid_argument>("split_range", "count < 0", "count", [] { (void)posenc::split_range(-1, 0, 1); }));
+  rows.push_back(expect<invalid_argument>("parallel_chunks", "threads = SIZE_MAX", "threads",
+                                          [] { posenc::parallel_chunks(std::size_t{1} << 20, huge, [](std::size_t, std::size_t) {}); }));
+  rows.push_back(expect<invalid_argument>("worker_pool", "threads = SIZE_MAX", "threads", [] { posenc::worker_pool w(huge); }));
+  // ode/grid.hpp helpers
+  {
+    using namespace posenc::ode;
+    rows.push_back(expect<invalid_argument>("ode::validate_fixed_steps", "substeps = 0", "substeps",
+                                            [] { validate_fixed_steps(fixed_steps{0}, "f"); }));
+    rows.push_back(expect<invalid_argument>("ode::validate_fixed_steps", "max_step NaN", "max_step",
+                                            [] { validate_fixed_steps(fixed_steps{.substeps = 1, .max_step = nan}, "f"); }));
+    rows.push_back(expect<invalid_argument>("ode::substeps_for", "substeps = 0", "substeps",
+                                            [] { (void)substeps_for(fixed_steps{0}, 0.0, 1.0); }));
+    rows.push_back(expect<step_budget_exceeded>("ode::substeps_for", "max_step = 1e-300", "max_step",
+                                                [] { (void)substeps_for(fixed_steps{.substeps = 1, .max_step = 1e-300}, 0.0, 1.0); }));
+    rows.push_back(expect<invalid_argument>("ode::substeps_for", "max_step Inf", "max_step",
+                                            [] { (void)substeps_for(fixed_steps{.substeps = 1, .max_step = inf}, 0.0, 1.0); }));
+    rows.push_back(expect<invalid_argument>("ode::count_fixed_steps", "substeps = 0", "substeps", [] {
+      const vec t{0.0, 1.0};
+      (void)count_fixed_steps(fixed_steps{0}, std::span<const double>(t), "f");
+    }));
+    rows.push_back(expect<step_budget_exceeded>("ode::count_fixed_steps", "substeps = SIZE_MAX over 2 intervals", "max_steps", [] {
+      const vec t{0.0, 1.0, 2.0};
+      (void)count_fixed_steps(fixed_steps{huge}, std::span<const double>(t), "f");
+    }));
+    rows.push_back(expect<invalid_argument>("ode::count_fixed_steps", "max_step NaN", "max_step", [] {
+      const vec t{0.0, 1.0};
+      (void)count_fixed_steps(fixed_steps{.substeps = 1, .max_step = nan}, std::span<const double>(t), "f");
+    }));
+    rows.push_back(expect<invalid_argument>("ode::substep", "k = 0", "k", [] { (void)substep(0.0, 1.0, 0, 0); }));
+    rows.push_back(expect<invalid_argument>("ode::substep", "s out of range (offset)", "s", [] { (void)substep(0.0, 1.0, 2, 2); }));
+    rows.push_back(expect<non_finite_error>("ode::substep", "t1 NaN", "t0, t1", [] { (void)substep(0.0, nan, 2, 0); }));
+    rows.push_back(expect<non_finite_error>("ode::for_each_substep", "t0 Inf", "t0, t1",
+                                            [] { for_each_substep(-inf, 1.0, 2, [](std::size_t, double, double) {}); }));
+    rows.push_back(expect<invalid_argument>("ode::grid", "delta = 0", "delta", [] { (void)grid::uniform(0.0); }));
+    rows.push_back(expect<invalid_argument>("ode::grid", "delta NaN", "delta", [] { (void)grid::uniform(nan); }));
+    rows.push_back(expect<posenc::grid_error>("ode::grid", "times (empty)", "times", [] { (void)grid::explicit_times({}); }));
+    rows.push_back(expect<posenc::grid_error>("ode::validate_grid", "times decreasing then increasing (out of range)", "times", [] {
+      const vec t{0.0, -1.0, 2.0};
+      (void)validate_grid(std::span<const double>(t));
+    }));
+  }
+  // tupe/relative_bucket.hpp
+  {
+    namespace tp = posenc::tupe;
+    rows.push_back(expect<invalid_argument>("tupe::validate", "num_buckets = 0", "num_buckets", [] {
+      tp::bucket_spec s;
+      s.num_buckets = 0;
+      tp::validate(s, "f");
+    }));
+    rows.push_back(expect<invalid_argument>("tupe::validate", "num_buckets = INT_MAX", "num_buckets", [] {
+      tp::bucket_spec s;
+      s.num_buckets = std::numeric_limits<int>::max();
+      tp::validate(s, "f");
+    }));
+    rows.push_back(expect<invalid_argument>("tupe::validate", "max_distance < 0 (negative)", "max_distance", [] {
+      tp::bucket_spec s;
+      s.max_distance = -1;
+      tp::validate(s, "f");
+    }));
+    rows.push_back(expect<invalid_argument>("tupe::relative_position_bucket", "num_buckets = 0", "num_buckets", [] {
+      tp::bucket_spec s;
+      s.num_buckets = 0;
+      (void)tp::relative_position_bucket(1, s);
+    }));
+    rows.push_back(expect<invalid_argument>("tupe::relative_position_bucket", "num_buckets = INT_MAX", "num_buckets", [] {
+      tp::bucket_spec s;
+      s.num_buckets = std::numeric_limits<int>::max();
+      (void)tp::relative_position_bucket(1, s);
+    }));
+    rows.push_back(expect<invalid_argument>("tupe::relative_bucket_offsets", "max_distance = -1 (negative)", "max_distance", [] {
+      tp::bucket_spec s;
+      s.max_distance = -1;
+      (void)tp::relative_bucket_offsets(4, s);
+    }));
+  }
+  // floater: flatten / unflatten / initialisers on an mlp whose public tensors disagree
+  {
+    namespace fl = posenc::floater;
+    auto short_mlp = [] {
+      fl::mlp<double> m(4, 8);
+      m.b1.resize(2);  // a short bias: indexing by w1.rows() would run past it
+      return m;
+    };
+    rows.push_back(expect<shape_error>("floater::flatten", "b1 short (size)", "b1", [short_mlp] { (void)fl::flatten(short_mlp()); }));
+    rows.push_back(expect<shape_error>("floater::unflatten", "mlp b1 short (size)", "b1", [short_mlp] {
+      auto m = short_mlp();
+      const Eigen::VectorXd v = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(m.parameter_count()));
+      fl::unflatten(v, m);
+    }));
+    rows.push_back(expect<shape_error>("floater::unflatten", "v (size)", "parameters", [] {
+      fl::mlp<double> m(4, 8);
+      const Eigen::VectorXd v = Eigen::VectorXd::Zero(3);
+      fl::unflatten(v, m);
+    }));
+    rows.push_back(expect<shape_error>("floater::init_xavier_normal", "w1_t short (size)", "w1_t", [] {
+      fl::mlp<double> m(4, 8);
+      m.w1_t.resize(1);
+      std::mt19937_64 g(1);
+      fl::init_xavier_normal(m, g);
+    }));
+    rows.push_back(expect<non_finite_error>("floater::init_xavier_normal", "gain NaN", "gain", [] {
+      fl::mlp<double> m(4, 8);
+      std::mt19937_64 g(1);
+      fl::init_xavier_normal(m, g, nan);
+    }));
+    rows.push_back(expect<invalid_argument>("floater::init_xavier_normal", "gain = 0 (zero std)", "gain", [] {
+      fl::mlp<double> m(4, 8);
+      std::mt19937_64 g(1);
+      fl::init_xavier_normal(m, g, 0.0);
+    }));
+    rows.push_back(expect<non_finite_error>("floater::init_small", "scale Inf", "gain", [] {
+      fl::mlp<double> m(4, 8);
+      std::mt19937_64 g(1);
+      fl::init_small(m, g, inf);
+    }));
+    rows.push_back(expect<invalid_argument>("floater::init_small", "scale = 0 (zero std)", "gain", [] {
+      fl::mlp<double> m(4, 8);
+      std::mt19937_64 g(1);
+      fl::init_small(m, g, 0.0);
+    }));
+    rows.push_back(expect<shape_error>("floater::init_small", "b2 short (size)", "b2", [] {
+      fl::mlp<double> m(4, 8);
+      m.b2.resize(1);
+      std::mt19937_64 g(1);
+      fl::init_small(m, g);
+    }));
+    rows.push_back(expect<non_finite_error>("floater::xavier_uniform", "gain NaN", "gain", [] {
+      std::mt19937_64 g(1);
+      (void)fl::xavier_uniform<double>({2, 2}, g, nan);
+    }));
+    rows.push_back(expect<size_error>("floater::xavier_uniform", "shape product overflows (2^32 * 2^32)", "shape", [p2] {
+      std::mt19937_64 g(1);
+      (void)fl::xavier_uniform<double>({p2(32), p2(32), 2}, g);
+    }));
+    rows.push_back(expect<size_error>("floater::zero_encoder", "blocks = SIZE_MAX", "blocks", [] { (void)fl::zero_encoder<double>(4, 0, huge); }));
+    rows.push_back(expect<size_error>("floater::zero_encoder", "blocks * d = 2^43 elements", "blocks * d", [p2] { (void)fl::zero_encoder<double>(8, 8, p2(40)); }));
+  }
 }
 
 std::vector<row> census() {
@@ -1391,6 +1743,7 @@ std::vector<row> census() {
   add_io_writers(rows);
   add_views_and_readers(rows);
   add_rule_table_and_validators(rows);
+  add_registry_gaps(rows);
   return rows;
 }
 
@@ -1631,7 +1984,7 @@ TEST_CASE("census: the registry lists every public entry point, and every applic
   MESSAGE("census registry: ", registry.size(), " entry points, ", backed, " kinds with rows, ", na,
           " not applicable, ", todo, " still to write");
   // The backlog may only shrink: raise a kind from todo to row (or n/a with a reason), never back.
-  CHECK(todo <= 653);
+  CHECK(todo <= 317);
   if (const char* out = std::getenv("POSENC_CENSUS_DRAFT")) {
     // A draft registry (row where the census covers the kind, todo elsewhere) to start from.
     std::ofstream o(out);

@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 
 #if defined(_OPENMP)
@@ -62,6 +63,15 @@ inline constexpr std::size_t max_threads = 1024;
 [[nodiscard]] inline std::pair<std::ptrdiff_t, std::ptrdiff_t> split_range(std::ptrdiff_t count, std::size_t part,
                                                                            std::size_t parts,
                                                                            std::ptrdiff_t align = 16) {
+  // checked here (a public helper): parts = 0 or align = 0 would divide by zero, a count beyond
+  // max_elements or a part beyond max_threads could overflow chunks * (part + 1)
+  constexpr std::string_view where = "split_range";
+  detail::require(parts >= 1 && parts <= max_threads, where, "parts: expected 1 .. ", max_threads, ", got ", parts);
+  detail::require(part < parts, where, "part: expected part < parts = ", parts, ", got ", part);
+  detail::require(align >= 1 && static_cast<std::size_t>(align) <= max_extent, where, "align: expected 1 .. ", max_extent,
+                  ", got ", align);
+  detail::require(count >= 0 && static_cast<std::size_t>(count) <= max_elements, where,
+                  "count: expected 0 .. posenc::max_elements = ", max_elements, ", got ", count);
   const std::ptrdiff_t chunks = (count + align - 1) / align;
   const auto P = static_cast<std::ptrdiff_t>(part), N = static_cast<std::ptrdiff_t>(parts);
   const std::ptrdiff_t b = std::min(count, (chunks * P / N) * align), e = std::min(count, (chunks * (P + 1) / N) * align);
@@ -117,9 +127,14 @@ inline void cpu_relax() noexcept {
 class worker_pool {
  public:
   explicit worker_pool(std::size_t threads)
-      : m_parts(std::max<std::size_t>(threads, 1)), m_claim(std::make_unique<std::atomic<std::uint64_t>[]>(m_parts)) {
+      : m_parts(std::max<std::size_t>(checked_threads(threads), 1)), m_claim(std::make_unique<std::atomic<std::uint64_t>[]>(m_parts)) {
     for (std::size_t i = 0; i < m_parts; ++i) m_claim[i].store(0);
     for (std::size_t i = 1; i < m_parts; ++i) m_workers.emplace_back([this, i] { loop(i); });
+  }
+  /// threads <= max_threads (0 and 1: no worker), else invalid_argument naming threads.
+  static std::size_t checked_threads(std::size_t threads) {
+    detail::require(threads <= max_threads, "worker_pool", "threads: expected 0 .. ", max_threads, ", got ", threads);
+    return threads;
   }
   worker_pool(const worker_pool&) = delete;
   worker_pool& operator=(const worker_pool&) = delete;
@@ -231,6 +246,7 @@ class pool_handle {
 /// (>= 1); 1 or n <= 1: one call, no thread.
 template <class F>
 void parallel_chunks(std::size_t n, std::size_t threads, F&& f) {
+  detail::require(threads <= max_threads, "parallel_chunks", "threads: expected 0 .. ", max_threads, ", got ", threads);
   const std::size_t t = std::min<std::size_t>(std::max<std::size_t>(threads, 1), n);
   const openmp_thread_scope one_budget;
   if (t <= 1) {

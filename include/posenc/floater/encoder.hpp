@@ -315,8 +315,10 @@ template <class T, class Scheme = ode::schemes::rk4_38>
                                               options opt = {}) {
   posenc::detail::require(blocks >= 1, "floater::zero_encoder", "expected blocks >= 1, got ", blocks);
   mlp<T> m(d, hidden);
-  return encoder<T, Scheme>(std::move(m), table<T>::Zero(static_cast<Eigen::Index>(blocks), static_cast<Eigen::Index>(d)),
-                            std::move(opt));
+  // p(0) through the checked door: blocks beyond max_extent is a size_error, not a negative Index
+  table<T> p0 = posenc::detail::allocate_table<T>(blocks, d, "floater::zero_encoder", "blocks", "d");
+  p0.setZero();
+  return encoder<T, Scheme>(std::move(m), std::move(p0), std::move(opt));
 }
 
 // ---- the bias form (paper eqs. 11-13) ----------------------------------------------------------

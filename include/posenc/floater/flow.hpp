@@ -194,6 +194,18 @@ struct mlp {
   /// Check shapes agree with each other and every value is finite (throws shape_error /
   /// non_finite_error / invalid_argument naming `where` and the offending tensor).
   void validate(std::string_view where) const {
+    check_shapes(where);
+    posenc::detail::require_finite(w1, where, "w1 (layer 1 weight)");
+    posenc::detail::require_finite(w1_t, where, "w1_t (layer 1 time column)");
+    posenc::detail::require_finite(b1, where, "b1 (layer 1 bias)");
+    posenc::detail::require_finite(w2, where, "w2 (layer 2 weight)");
+    posenc::detail::require_finite(w2_t, where, "w2_t (layer 2 time column)");
+    posenc::detail::require_finite(b2, where, "b2 (layer 2 bias)");
+  }
+
+  /// The shape part of validate(): what flatten, unflatten and the initialisers need before
+  /// they index the tensors (the members are public, so their shapes may disagree).
+  void check_shapes(std::string_view where) const {
     posenc::detail::require(w1.cols() >= 1, where, "expected d >= 1, got d = ", w1.cols());
     posenc::detail::require(w1.rows() >= 1, where, "expected hidden >= 1, got hidden = ", w1.rows());
     posenc::detail::require(act == activation::relu || act == activation::tanh || act == activation::gelu ||
@@ -206,12 +218,6 @@ struct mlp {
     posenc::detail::require_shape(w2, D, Hd, where, "w2 (layer 2 weight)");
     posenc::detail::require_shape(w2_t, D, 1, where, "w2_t (layer 2 time column)");
     posenc::detail::require_shape(b2, D, 1, where, "b2 (layer 2 bias)");
-    posenc::detail::require_finite(w1, where, "w1 (layer 1 weight)");
-    posenc::detail::require_finite(w1_t, where, "w1_t (layer 1 time column)");
-    posenc::detail::require_finite(b1, where, "b1 (layer 1 bias)");
-    posenc::detail::require_finite(w2, where, "w2 (layer 2 weight)");
-    posenc::detail::require_finite(w2_t, where, "w2_t (layer 2 time column)");
-    posenc::detail::require_finite(b2, where, "b2 (layer 2 bias)");
   }
 
   /// All parameters set to zero (keeps the shapes).
@@ -229,6 +235,7 @@ struct mlp {
 /// of the generic gradient drivers (posenc/ode/gradient.hpp).
 template <class T>
 [[nodiscard]] vector<T> flatten(const mlp<T>& m) {
+  m.check_shapes("floater::flatten");
   vector<T> v(static_cast<Eigen::Index>(m.parameter_count()));
   Eigen::Index o = 0;
   auto put = [&](const auto& x) {
@@ -247,6 +254,7 @@ template <class T>
 /// The inverse of flatten: overwrite m's parameters from v (shape_error if v has the wrong size).
 template <class T>
 void unflatten(const vector<T>& v, mlp<T>& m) {
+  m.check_shapes("floater::unflatten");
   posenc::detail::require<shape_error>(static_cast<std::size_t>(v.size()) == m.parameter_count(), "floater::unflatten",
                                        "expected ", m.parameter_count(), " parameters, got ", v.size());
   Eigen::Index o = 0;

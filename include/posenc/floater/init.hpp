@@ -23,6 +23,10 @@ namespace posenc::floater {
 /// column included: fan_in = in + 1, std = gain sqrt(2 / (fan_in + fan_out))) and zero biases.
 template <class T>
 void init_xavier_normal(mlp<T>& m, std::mt19937_64& rng, double gain = 1.0) {
+  m.check_shapes("floater::init_xavier_normal");
+  posenc::detail::require<non_finite_error>(std::isfinite(gain), "floater::init_xavier_normal",
+                                            "gain: expected a finite gain, got ", gain);
+  posenc::detail::require(gain > 0, "floater::init_xavier_normal", "gain: expected gain > 0, got ", gain);
   auto fill = [&](matrix<T>& w, vector<T>& wt, bool has_t) {
     const double fan_in = static_cast<double>(w.cols() + (has_t ? 1 : 0)), fan_out = static_cast<double>(w.rows());
     std::normal_distribution<double> nd(0.0, gain * std::sqrt(2.0 / (fan_in + fan_out)));
@@ -51,6 +55,8 @@ void init_small(mlp<T>& m, std::mt19937_64& rng, double scale = 1e-2) {
 template <class T>
 [[nodiscard]] table<T> xavier_uniform(const std::vector<std::size_t>& shape, std::mt19937_64& rng, double gain = 1.0) {
   constexpr std::string_view where = "floater::xavier_uniform";
+  posenc::detail::require<non_finite_error>(std::isfinite(gain), where, "gain: expected a finite gain, got ", gain);
+  posenc::detail::require(gain >= 0, where, "gain: expected gain >= 0, got ", gain);
   posenc::detail::require<shape_error>(shape.size() >= 2, where, "expected a shape with at least 2 dimensions, got ",
                                        shape.size());
   for (std::size_t s : shape) posenc::detail::require<shape_error>(s >= 1, where, "shape: expected extents >= 1");

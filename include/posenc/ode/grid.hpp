@@ -48,6 +48,11 @@ int validate_grid(std::span<const T> times, std::string_view what = "times", int
 /// lands exactly on t1.
 template <class T>
 [[nodiscard]] std::pair<T, T> substep(T t0, T t1, std::size_t k, std::size_t s) {
+  // a public helper: k = 0 would divide by zero, s >= k step past t1, a non-finite end a NaN step
+  posenc::detail::require(k >= 1, "ode::substep", "k: expected k >= 1 substeps, got ", k);
+  posenc::detail::require(s < k, "ode::substep", "s: expected s < k = ", k, ", got ", s);
+  posenc::detail::require<non_finite_error>(std::isfinite(t0) && std::isfinite(t1), "ode::substep",
+                                            "t0, t1: expected finite ends, got ", t0, " and ", t1);
   const T h = (t1 - t0) / static_cast<T>(k);
   const T ts = t0 + static_cast<T>(s) * h;
   return {ts, (s + 1 == k) ? t1 - ts : h};
@@ -82,6 +87,7 @@ inline void validate_fixed_steps(const fixed_steps& policy, std::string_view whe
 /// step_budget_exceeded before the count is converted to an integer).
 template <class T>
 [[nodiscard]] std::size_t substeps_for(const fixed_steps& policy, T t0, T t1, std::string_view where = "fixed_steps") {
+  validate_fixed_steps(policy, where);  // substeps = 0 would make a zero-substep interval
   std::size_t k = policy.substeps;
   if (policy.max_step > 0) {
     const double need = std::ceil(std::abs(static_cast<double>(t1 - t0)) / policy.max_step * (1 - 1e-12));

@@ -193,7 +193,10 @@ class circulant_matrix {
   explicit circulant_matrix(const Eigen::MatrixBase<Derived>& first_column) {
     static constexpr const char* where = "toeplitz::circulant_matrix";
     posenc::detail::require(first_column.size() >= 1, where, "first column must be non-empty");
-    m_c.resize(first_column.size());
+    // the length through the checked door: a column beyond max_extent is a size_error, a failed
+    // allocation an allocation_error (never std::bad_alloc)
+    m_c = posenc::detail::allocate_vector<coeff_vector<S>>(static_cast<std::size_t>(first_column.size()), where,
+                                                           "first column");
     for (Eigen::Index t = 0; t < m_c.size(); ++t) m_c[t] = static_cast<S>(first_column.derived().coeff(t));
     posenc::detail::require_finite(m_c, where, "first column");
   }
@@ -718,6 +721,7 @@ template <class Derived, class Bucket>
   posenc::detail::require<shape_error>(table.size() >= 1 && (table.rows() == 1 || table.cols() == 1), where,
                                        "table must be a non-empty vector of per-bucket biases, got shape [",
                                        table.rows(), ", ", table.cols(), "]");
+  posenc::detail::require_finite(table.derived(), where, "table");  // named here, not as the matrix's coefficients
   auto b = posenc::detail::allocate_vector<coeff_vector<S>>(rows + cols - 1, where, "rows + cols - 1");
   for (std::ptrdiff_t d = -static_cast<std::ptrdiff_t>(rows - 1); d <= static_cast<std::ptrdiff_t>(cols - 1); ++d) {
     const auto q = bucket(d);
