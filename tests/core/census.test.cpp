@@ -1379,6 +1379,7 @@ void add_rule_table_and_validators(std::vector<row>& rows) {
   }));
   rows.push_back(expect<pr::config_error>("rotary::parse_rule", "factor missing (required by linear)", "rope_parameters.factor",
                                           [] { (void)pr::parse_rule("linear", pr::param_reader(std::nullopt, "rope_parameters", "linear")); }));
+}
 
 // Rows added to close registry gaps (issue 26), family by family. Argument strings follow the
 // kind vocabulary of kinds_of() below; each row names the argument its message must contain.
