@@ -31,10 +31,10 @@
 #endif
 
 // Allocation counting (not under the sanitizers, which keep their own operator new).
+#ifndef POSENC_TEST_NO_NEW_COUNT
 namespace {
 std::atomic<std::size_t> g_allocations{0};
 }
-#ifndef POSENC_TEST_NO_NEW_COUNT
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"  // these delete what this new made with malloc
 #endif
