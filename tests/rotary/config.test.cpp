@@ -209,6 +209,29 @@ TEST_CASE("transformers 5 loader: per layer type, text_config, width fields, mod
   CHECK(pr::name(pr::semantics::transformers_4_46) == "transformers_4_46");
 }
 
+TEST_CASE("a config's head width is bounded: a few bytes never allocate gigabytes of frequencies") {
+  // the plan's frequencies are computed at load: before the bound, {"head_dim": 900000000} asked for
+  // 14 GB (found by tests/fuzz/rotary_config.fuzz.cpp). Every width key is bounded and named.
+  using E = pr::config_error;
+  const std::size_t top = pr::max_config_head_dim;
+  const std::string over = std::to_string(top + 2);
+  CHECK(pr::load_config("{\"model_type\": \"llama\", \"head_dim\": " + std::to_string(top) + "}").main_plan().rotary_dim() == top);
+  CHECK_THROWS_WITH_AS(pr::load_config("{\"model_type\": \"llama\", \"head_dim\": " + over + "}"),
+                       doctest::Contains(("head_dim: expected a head width of at most 65536 (rotary::max_config_head_dim), got " + over).c_str()), E);
+  CHECK_THROWS_WITH_AS(pr::load_config("{\"model_type\": \"deepseek_v3\", \"qk_rope_head_dim\": " + over + "}"),
+                       doctest::Contains("qk_rope_head_dim: expected a head width of at most 65536"), E);
+  CHECK_THROWS_WITH_AS(pr::load_config("{\"model_type\": \"gemma4_text\", \"global_head_dim\": " + over +
+                                       ", \"layer_types\": [\"full_attention\"], "
+                                       "\"rope_parameters\": {\"full_attention\": {\"rope_theta\": 1e6}}}"),
+                       doctest::Contains("global_head_dim: expected a head width of at most 65536"), E);
+  CHECK_THROWS_WITH_AS(pr::load_config("{\"model_type\": \"gemma4_text\", \"layer_types\": [\"full_attention\"], "
+                                       "\"per_layer_config\": {\"0\": {\"head_dim\": " + over + "}}}"),
+                       doctest::Contains("per_layer_config.0.head_dim: expected a head width of at most 65536"), E);
+  CHECK_THROWS_WITH_AS(pr::load_config("{\"model_type\": \"llama\", \"num_attention_heads\": 1, \"hidden_size\": " + over + "}"),
+                       doctest::Contains(("hidden_size / num_attention_heads: expected a head width of at most 65536 "
+                                          "(rotary::max_config_head_dim), got " + over + " / 1 = " + over).c_str()), E);
+}
+
 TEST_CASE("the rule table: names, aliases, keys and a plan built by hand") {
   CHECK(pr::rule_names().size() == 8);
   CHECK(pr::rule_names()[0] == "default");

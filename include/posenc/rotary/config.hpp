@@ -37,6 +37,13 @@
 
 namespace posenc::rotary {
 
+/// The widest head a config.json may give (head_dim, qk_rope_head_dim, global_head_dim, a
+/// per_layer_config head_dim, or hidden_size / num_attention_heads): 65536, 128 times the widest
+/// head of any published model (Gemma 4's 512). A wider value is a config_error naming its key, so a
+/// few bytes of config can never make the loader allocate its frequencies by the gigabyte
+/// (rotary::plan computes them when the config loads). rotary::plan built in code has no such bound.
+inline constexpr std::size_t max_config_head_dim = std::size_t{1} << 16;
+
 /// How to read a config.json.
 struct load_options {
   rotary::semantics semantics = semantics::transformers_5;
@@ -116,6 +123,15 @@ inline constexpr std::array<std::string_view, 20> default_rule_ignores_partial{
 /// Model types whose default rule honours partial_rotary_factor in transformers 5.23.
 inline constexpr std::array<std::string_view, 8> default_rule_honours_partial{
     "phi", "phi3", "stablelm", "gpt_neox", "persimmon", "glm", "glm4", "nemotron"};
+
+/// A width (head_dim, qk_rope_head_dim, global_head_dim, a per_layer_config head_dim) read from
+/// a config: a non-negative integer no larger than max_config_head_dim.
+inline std::size_t json_width(const io::json::value& v, std::string_view key) {
+  const std::size_t d = json_count(v, key);
+  if (d > max_config_head_dim)
+    config_fail(key, ": expected a head width of at most ", max_config_head_dim, " (rotary::max_config_head_dim), got ", d);
+  return d;
+}
 
 inline bool is_gemma3(std::string_view t) { return t == "gemma3" || t == "gemma3_text"; }
 inline bool is_gemma4(std::string_view t) { return t == "gemma4" || t == "gemma4_text"; }
@@ -274,9 +290,9 @@ inline model_config load_config(std::string_view json_text, const load_options& 
   rope_context ctx;
   ctx.semantics = opt.semantics;
   if (const auto q = root.find("qk_rope_head_dim"); present(q)) {
-    ctx.head_dim = detail::json_count(*q, key("qk_rope_head_dim"));  // DeepSeek: head_dim = qk_rope_head_dim
-  } else if (const auto hd = root.find("head_dim"); present(hd) && detail::json_count(*hd, key("head_dim")) > 0) {
-    ctx.head_dim = detail::json_count(*hd, key("head_dim"));
+    ctx.head_dim = detail::json_width(*q, key("qk_rope_head_dim"));  // DeepSeek: head_dim = qk_rope_head_dim
+  } else if (const auto hd = root.find("head_dim"); present(hd) && detail::json_width(*hd, key("head_dim")) > 0) {
+    ctx.head_dim = detail::json_width(*hd, key("head_dim"));
   } else if (detail::is_gemma3(mt) || detail::is_gemma4(mt)) {
     ctx.head_dim = 256;  // Gemma3TextConfig's and Gemma4TextConfig's default
   } else {
@@ -291,6 +307,10 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     const std::size_t hs = detail::json_count(*hidden, key("hidden_size"));
     if (m.num_attention_heads == 0) config_fail(key("num_attention_heads"), ": expected a positive integer, got 0");
     ctx.head_dim = hs / m.num_attention_heads;  // HF: hidden_size // num_attention_heads
+    if (ctx.head_dim > max_config_head_dim)
+      config_fail(key("hidden_size"), " / ", key("num_attention_heads"), ": expected a head width of at most ",
+                  max_config_head_dim, " (rotary::max_config_head_dim), got ", hs, " / ", m.num_attention_heads, " = ",
+                  ctx.head_dim);
   }
   if (const auto mp = root.find("max_position_embeddings"); present(mp))
     ctx.max_position_embeddings = detail::json_count(*mp, key("max_position_embeddings"));
@@ -333,7 +353,7 @@ inline model_config load_config(std::string_view json_text, const load_options& 
       if (ec != std::errc() || p != idx.data() + idx.size() || layer >= m.layer_types.size())
         config_fail(where, ": expected a layer index below the ", m.layer_types.size(), " entries of layer_types");
       const std::string& lt = m.layer_types[layer];
-      const std::size_t d = detail::json_count(*hd, where + ".head_dim");
+      const std::size_t d = detail::json_width(*hd, where + ".head_dim");
       for (const auto& [t, e] : type_head_dim)
         if (t == lt && e != d)
           config_fail(where, ".head_dim: layers of type ", lt, " disagree (", e, " and ", d, ")");
@@ -344,7 +364,7 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     for (const auto& [t, d] : type_head_dim)
       if (t == layer_type) return d;
     if (detail::is_gemma4(mt) && layer_type == "full_attention") {
-      if (const auto g = root.find("global_head_dim"); present(g)) return detail::json_count(*g, key("global_head_dim"));
+      if (const auto g = root.find("global_head_dim"); present(g)) return detail::json_width(*g, key("global_head_dim"));
       return 512;  // Gemma4TextConfig's default
     }
     return ctx.head_dim;
