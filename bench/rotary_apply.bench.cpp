@@ -15,12 +15,17 @@
 //  - the same for double storage (128 MiB per tensor; every phase evaluated exactly);
 //  - BM_fill<T> / BM_alibi_write<T>: a fill of scores [1, 32, 1024, 1024] vs alibi::write_bias
 //    into them; BM_add_const<T> / BM_alibi_add<T>: scores += c vs alibi::add_bias (read + write).
+//  - BM_kernel<T>: the inner kernel alone, portable C++ against the dispatched (AVX2 / F16C) one;
+//  - a threads argument (apply_options::threads) where it applies, against the copy on as many threads.
 // Counters: bytes moved per second (GB/s: read + written bytes of the operation), MiB per tensor.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include <posenc/core/thread_pool.hpp>
 
 #include <posenc/alibi.hpp>
 #include <posenc/rotary.hpp>
@@ -48,10 +53,13 @@ std::vector<T> filled(std::size_t n) {
 template <class T>
 void BM_copy(benchmark::State& state) {
   const std::size_t n = H * S * D;
+  const auto threads = static_cast<std::size_t>(state.range(0));
   auto q = filled<T>(n), k = filled<T>(n), q2 = filled<T>(n), k2 = filled<T>(n);
   for (auto _ : state) {
-    std::memcpy(q2.data(), q.data(), n * sizeof(T));
-    std::memcpy(k2.data(), k.data(), n * sizeof(T));
+    posenc::parallel_chunks(n, threads, [&](std::size_t b, std::size_t e) {
+      std::memcpy(q2.data() + b, q.data() + b, (e - b) * sizeof(T));
+      std::memcpy(k2.data() + b, k.data() + b, (e - b) * sizeof(T));
+    });
     benchmark::DoNotOptimize(q2.data());
     benchmark::DoNotOptimize(k2.data());
     benchmark::ClobberMemory();
@@ -67,6 +75,7 @@ void BM_rope_dense(benchmark::State& state) {
   pr::apply_options o;
   o.layout = state.range(0) == 0 ? pr::layout::interleaved : pr::layout::half;
   o.check_finite = state.range(1) != 0;
+  o.threads = static_cast<std::size_t>(state.range(2));
   for (auto _ : state) {
     pr::apply_inplace<T>(pr::dense_view<T>::contiguous(q.data(), {1, H, S, D}),
                          pr::dense_view<T>::contiguous(k.data(), {1, H, S, D}), f, {}, o);
@@ -118,6 +127,33 @@ void BM_frequencies(benchmark::State& state) {
   }
 }
 
+/// The inner kernel alone on q [32 * 4096 rows of 128] (one row's coefficients for every row, so
+/// only the kernel runs): the portable C++ (arg 0) against the dispatched kernel (arg 1: the
+/// AVX2 / F16C kernel where the processor has it), finite check on, half layout.
+template <class T>
+void BM_kernel(benchmark::State& state) {
+  using W = posenc::rotary::detail::work_t<T>;
+  namespace rd = posenc::rotary::detail;
+  const std::size_t n = H * S * D, half = D / 2, rows = H * S;
+  auto q = filled<T>(n);
+  std::vector<W> cs(D);
+  for (std::size_t k = 0; k < half; ++k) {
+    cs[k] = static_cast<W>(std::cos(0.001 * static_cast<double>(k)));
+    cs[half + k] = static_cast<W>(std::sin(0.001 * static_cast<double>(k)));
+  }
+  const bool dispatched = state.range(0) != 0;
+  for (auto _ : state) {
+    bool bad = false;
+    for (std::size_t r = 0; r < rows; r += 4)
+      bad |= dispatched ? rd::rotate_heads<T, W>(q.data() + r * D, D, 4, cs.data(), half, false, true)
+                        : rd::rotate_heads_portable<T, W>(q.data() + r * D, D, 4, cs.data(), half, false, true);
+    benchmark::DoNotOptimize(bad);
+    benchmark::ClobberMemory();
+  }
+  state.counters["x86_kernels"] = rd::x86_kernels_available() ? 1 : 0;
+  set_counters(state, 2.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+}
+
 template <class T>
 void BM_rope_ragged(benchmark::State& state) {
   const std::size_t seqs = static_cast<std::size_t>(state.range(0));
@@ -130,6 +166,7 @@ void BM_rope_ragged(benchmark::State& state) {
   for (std::size_t b = 0; b < seqs; ++b) off[b] = static_cast<std::int64_t>(3000 + 7 * b);
   pr::apply_options o;
   o.layout = pr::layout::half;
+  o.threads = static_cast<std::size_t>(state.range(2));
   for (auto _ : state) {
     pr::apply_ragged_inplace<T, std::int64_t>(pr::ragged_view<T>::contiguous(q.data(), {tokens, H, D}),
                                               pr::ragged_view<T>::contiguous(k.data(), {tokens, H, D}), cu, off, f, o);
@@ -193,27 +230,31 @@ void BM_alibi_add(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_copy<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_rope_dense<float>)->ArgNames({"half_layout", "check"})->Args({0, 1})->Args({1, 1})->Args({1, 0})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+// threads = 1 and 2 for each type: the copy on as many threads is the roofline of each
+BENCHMARK(BM_copy<float>)->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_dense<float>)->ArgNames({"half_layout", "check", "threads"})->Args({0, 1, 1})->Args({1, 1, 1})
+    ->Args({1, 0, 1})->Args({0, 1, 2})->Args({1, 1, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_rope_dense_ids<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_kernel<float>)->ArgNames({"dispatched"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_frequencies)->ArgNames({"plan"})->Args({0})->Args({1});
-BENCHMARK(BM_rope_ragged<float>)->ArgNames({"seqs", "decode"})->Args({8, 0})->Args({256, 1})
+BENCHMARK(BM_rope_ragged<float>)->ArgNames({"seqs", "decode", "threads"})->Args({8, 0, 1})->Args({256, 1, 1})
+    ->Args({8, 0, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_copy<Eigen::bfloat16>)->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_dense<Eigen::bfloat16>)->ArgNames({"half_layout", "check", "threads"})->Args({0, 1, 1})
+    ->Args({1, 1, 1})->Args({1, 0, 1})->Args({0, 1, 2})->Args({1, 1, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_kernel<Eigen::bfloat16>)->ArgNames({"dispatched"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_ragged<Eigen::bfloat16>)->ArgNames({"seqs", "decode", "threads"})->Args({8, 0, 1})->Args({256, 1, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_copy<Eigen::bfloat16>)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_rope_dense<Eigen::bfloat16>)->ArgNames({"half_layout", "check"})->Args({0, 1})->Args({1, 1})->Args({1, 0})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_rope_ragged<Eigen::bfloat16>)->ArgNames({"seqs", "decode"})->Args({8, 0})->Args({256, 1})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_copy<Eigen::half>)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_rope_dense<Eigen::half>)->ArgNames({"half_layout", "check"})->Args({1, 1})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_copy<Eigen::half>)->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_dense<Eigen::half>)->ArgNames({"half_layout", "check", "threads"})->Args({0, 1, 1})->Args({1, 1, 1})
+    ->Args({0, 1, 2})->Args({1, 1, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_kernel<Eigen::half>)->ArgNames({"dispatched"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 // double: every phase of every position is evaluated (no anchor sharing), so the decode step is
 // dominated by the cos/sin of the exact phase (64 pairs per token)
-BENCHMARK(BM_copy<double>)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_rope_dense<double>)->ArgNames({"half_layout", "check"})->Args({1, 1})
+BENCHMARK(BM_copy<double>)->ArgNames({"threads"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_dense<double>)->ArgNames({"half_layout", "check", "threads"})->Args({1, 1, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_rope_ragged<double>)->ArgNames({"seqs", "decode"})->Args({8, 0})->Args({256, 1})
+BENCHMARK(BM_rope_ragged<double>)->ArgNames({"seqs", "decode", "threads"})->Args({8, 0, 1})->Args({256, 1, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_fill<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_alibi_write<float>)->ArgNames({"form", "mask"})->Args({0, 0})->Args({0, 1})->Args({2, 0})

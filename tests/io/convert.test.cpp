@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <posenc/io/detail/bytes.hpp>
+#include <posenc/numeric/half.hpp>
 
 namespace {
 
@@ -44,7 +45,7 @@ TEST_CASE("every binary16 encoding converts exactly") {
   std::vector<std::byte> le(2 * 65536), be(2 * 65536);
   for (std::uint32_t h = 0; h < 65536; ++h) {
     const auto x = static_cast<std::uint16_t>(h);
-    bad += !same_value(posenc::io::detail::half_to_float(x), half_reference(x));
+    bad += !same_value(posenc::numeric::half_bits_to_float(x), half_reference(x));
     le[2 * h] = static_cast<std::byte>(h & 0xFF);
     le[2 * h + 1] = static_cast<std::byte>(h >> 8);
     be[2 * h] = static_cast<std::byte>(h >> 8);
@@ -68,7 +69,7 @@ TEST_CASE("every bfloat16 encoding converts exactly") {
   std::size_t bad = 0;
   for (std::uint32_t h = 0; h < 65536; ++h) {
     const auto x = static_cast<std::uint16_t>(h);
-    bad += !same_value(posenc::io::detail::bf16_to_float(x), bf16_reference(x));
+    bad += !same_value(posenc::numeric::bf16_bits_to_float(x), bf16_reference(x));
   }
   CHECK(bad == 0);
 }

@@ -66,10 +66,13 @@
 #include <type_traits>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
+#include <posenc/core/thread_pool.hpp>
 #include <posenc/encoding/tensor_view.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/frequencies.hpp>
+#include <posenc/rotary/kernels.hpp>
 #include <posenc/sinusoidal/sinusoidal.hpp>
 
 namespace posenc::rotary {
@@ -108,6 +111,11 @@ struct apply_options {
   std::uint64_t max_positions = 0;  ///< > 0: every position must be < max_positions (a table length)
   bool check_finite = true;       ///< NaN/Inf in q or k -> non_finite_error (same pass)
   xpos_options xpos{};
+  /// Cores the call uses: 1 (default) the calling thread only, 0 all hardware threads, n <= 1024
+  /// (posenc::max_threads) at most n; the rotation is memory-bound, so a second core moves more
+  /// bytes. The result is bitwise the same for every count (each thread rotates whole chunks of
+  /// positions exactly as one thread would). OpenMP regions inside are limited to one thread.
+  std::size_t threads = 1;
 };
 
 namespace detail {
@@ -269,147 +277,6 @@ class coefficients {
   std::vector<double> m_os, m_oc, m_as, m_ac;  // offset phases (rows x half), the run's anchor phase
 };
 
-/// 1 if any of the n values at p is NaN or Inf (a bit test on the storage type's exponent field).
-template <class T>
-inline bool any_non_finite(const T* p, std::size_t n) {
-  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint16_t>>;
-  constexpr U mask = std::is_same_v<T, double>  ? U(0x7ff0000000000000ull)
-                     : std::is_same_v<T, float> ? U(0x7f800000u)
-                     : std::is_same_v<T, Eigen::half> ? U(0x7c00u)
-                                                      : U(0x7f80u);
-  unsigned bad = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    U u;
-    std::memcpy(&u, p + i, sizeof(U));
-    bad |= static_cast<unsigned>((u & mask) == mask);
-  }
-  return bad != 0;
-}
-
-/// IEEE binary16 bits -> float, exact, branch-free (selects only, so loops over it vectorise):
-/// normal numbers re-biased, subnormals renormalised by a float subtraction, Inf/NaN kept.
-inline float half_bits_to_float(std::uint16_t h) {
-  const std::uint32_t em = static_cast<std::uint32_t>(h & 0x7fffu) << 13;  // exponent and mantissa
-  const std::uint32_t e = em & (0x7c00u << 13);
-  const std::uint32_t normal = em + (std::uint32_t{127 - 15} << 23);
-  const std::uint32_t special = normal + (std::uint32_t{128 - 16} << 23);  // Inf/NaN: exponent all ones
-  float sub;                                                               // zero/subnormal: m 2^-24
-  const std::uint32_t sub_bits = normal + (1u << 23);
-  std::memcpy(&sub, &sub_bits, 4);
-  sub -= 6.103515625e-05f;  // 2^-14
-  std::uint32_t sub_u;
-  std::memcpy(&sub_u, &sub, 4);
-  std::uint32_t u = e == (0x7c00u << 13) ? special : (e == 0 ? sub_u : normal);
-  u |= static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-/// float -> IEEE binary16 bits, rounded to nearest even (overflow to Inf, subnormals rounded by a
-/// float addition, NaN -> quiet NaN 0x7e00), branch-free.
-inline std::uint16_t float_to_half_bits(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  const std::uint32_t sign = (u >> 16) & 0x8000u;
-  const std::uint32_t a = u & 0x7fffffffu;
-  // normal range: re-bias the exponent, round the 13 dropped bits to nearest even
-  const std::uint32_t normal = (a + (static_cast<std::uint32_t>(15 - 127) << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
-  // subnormal range (|f| < 2^-14): adding 0.5 aligns the mantissa so the float addition rounds
-  float af;
-  std::memcpy(&af, &a, 4);
-  const float aligned = af + 0.5f;
-  std::uint32_t al;
-  std::memcpy(&al, &aligned, 4);
-  const std::uint32_t sub = al - 0x3f000000u;  // the bits of 0.5
-  const std::uint32_t inf_nan = a > 0x7f800000u ? 0x7e00u : 0x7c00u;
-  const std::uint32_t r = a >= (static_cast<std::uint32_t>(127 + 16) << 23) ? inf_nan
-                          : a < (static_cast<std::uint32_t>(127 - 14) << 23) ? sub
-                                                                              : normal;
-  return static_cast<std::uint16_t>(r | sign);
-}
-
-template <class T, class W>
-inline W load(const T& v) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    return static_cast<W>(v);
-  } else if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
-    // bf16 -> float is exact: the 16 bits are the top half of the float (branch-free, vectorises)
-    std::uint16_t h;
-    std::memcpy(&h, &v, 2);
-    const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return static_cast<W>(f);
-  } else {
-    std::uint16_t h;
-    std::memcpy(&h, &v, 2);
-    return static_cast<W>(half_bits_to_float(h));
-  }
-}
-template <class T, class W>
-inline T store(W v) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    return static_cast<T>(v);
-  } else if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
-    // float -> bf16, round to nearest even; NaN kept quiet (as Eigen's conversion), branch-free
-    const float f = static_cast<float>(v);
-    std::uint32_t u;
-    std::memcpy(&u, &f, 4);
-    const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-    const auto h = static_cast<std::uint16_t>(nan ? ((u >> 16) | 0x40u) : rounded);
-    T out;
-    std::memcpy(static_cast<void*>(&out), &h, 2);
-    return out;
-  } else {
-    const std::uint16_t h = float_to_half_bits(static_cast<float>(v));
-    T out;
-    std::memcpy(static_cast<void*>(&out), &h, 2);
-    return out;
-  }
-}
-
-/// Hint that the `bytes` bytes at p will be read and written soon (a prefetch of each cache line
-/// on GCC and Clang; nothing elsewhere). Never faults, whatever p.
-inline void prefetch_for_write([[maybe_unused]] const void* p, [[maybe_unused]] std::size_t bytes) {
-#if defined(__GNUC__) || defined(__clang__)
-  const char* c = static_cast<const char*>(p);
-  for (std::size_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, 1);
-#endif
-}
-
-/// Rotate `heads` head vectors starting at base (head h at base + h * head_stride) by the
-/// coefficients cs = (c[0..half), s[0..half)). Returns true if a rotated value is NaN or Inf
-/// (when checking: an input NaN/Inf makes its pair's outputs non-finite; the head is still in L1).
-template <class T, class W>
-inline bool rotate_heads(T* base, std::ptrdiff_t head_stride, std::size_t heads, const W* cs, std::size_t half,
-                         bool interleaved, bool check) {
-  const W* c = cs;
-  const W* s = cs + half;
-  bool bad = false;
-  for (std::size_t h = 0; h < heads; ++h) {
-    T* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
-    if (interleaved) {
-      for (std::size_t k = 0; k < half; ++k) {
-        const W a = load<T, W>(v[2 * k]), b = load<T, W>(v[2 * k + 1]);
-        v[2 * k] = store<T, W>(a * c[k] - b * s[k]);
-        v[2 * k + 1] = store<T, W>(a * s[k] + b * c[k]);
-      }
-    } else {
-      T* va = v;
-      T* vb = v + half;
-      for (std::size_t k = 0; k < half; ++k) {
-        const W a = load<T, W>(va[k]), b = load<T, W>(vb[k]);
-        va[k] = store<T, W>(a * c[k] - b * s[k]);
-        vb[k] = store<T, W>(a * s[k] + b * c[k]);
-      }
-    }
-    if (check) bad |= any_non_finite(v, 2 * half);
-  }
-  return bad;
-}
-
 template <class T, std::size_t R>
 void check_view(const tensor_view<T, R>& v, std::string_view name, std::string_view where) {
   posenc::detail::require<shape_error>(v.data != nullptr || v.elements() == 0, where, name,
@@ -449,14 +316,14 @@ std::int64_t as_i64(I v) {
 }
 
 /// The shared core: rotate rows r = 0..rows-1 of q (row r at q_row(r), heads of q at q_head_stride) and of k,
-/// row r at position pos(r) (consecutive: pos(r) = pos(0) + r, integers). Throws nothing.
+/// row r at position pos(r) (consecutive: pos(r) = pos(0) + r, integers), with the coefficients co
+/// (made for chunks of 64 rows: exact = true when !consecutive). Rows go in chunks of 64 from the
+/// first. Throws nothing.
 template <class T, class W, class Qrow, class Krow, class Pos>
-bool rotate_rows(std::size_t rows, Qrow q_row, std::size_t q_heads, std::ptrdiff_t q_head_stride, Krow k_row,
-                 std::size_t k_heads, std::ptrdiff_t k_head_stride, Pos pos, bool consecutive, const frequencies& f,
-                 const apply_options& opt, const apply_plan& p) {
+bool rotate_rows_with(coefficients<W>& co, std::size_t rows, Qrow q_row, std::size_t q_heads,
+                      std::ptrdiff_t q_head_stride, Krow k_row, std::size_t k_heads, std::ptrdiff_t k_head_stride, Pos pos,
+                      bool consecutive, const apply_plan& p) {
   constexpr std::size_t chunk = 64;
-  coefficients<W> co(f, opt, std::min(rows, chunk), consecutive ? std::is_same_v<T, double> : true,
-                     std::is_same_v<T, double>);
   bool bad = false;
   for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
     const std::size_t n = std::min(chunk, rows - r0);
@@ -471,6 +338,79 @@ bool rotate_rows(std::size_t rows, Qrow q_row, std::size_t q_heads, std::ptrdiff
     }
   }
   return bad;
+}
+
+/// rotate_rows_with on coefficients made for this call.
+template <class T, class W, class Qrow, class Krow, class Pos>
+bool rotate_rows(std::size_t rows, Qrow q_row, std::size_t q_heads, std::ptrdiff_t q_head_stride, Krow k_row,
+                 std::size_t k_heads, std::ptrdiff_t k_head_stride, Pos pos, bool consecutive, const frequencies& f,
+                 const apply_options& opt, const apply_plan& p) {
+  coefficients<W> co(f, opt, std::min<std::size_t>(rows, 64), consecutive ? std::is_same_v<T, double> : true,
+                     std::is_same_v<T, double>);
+  return rotate_rows_with<T, W>(co, rows, q_row, q_heads, q_head_stride, k_row, k_heads, k_head_stride, pos,
+                                consecutive, p);
+}
+
+/// A block of at most 64 ragged rows (tokens first .. first + rows - 1): at positions pos0 + r
+/// (consecutive) or ids[first + r] (not consecutive).
+struct row_block {
+  std::size_t first;
+  std::size_t rows;
+  std::int64_t pos0;
+  bool consecutive;
+};
+
+/// Rotate the ragged rows of `blocks` (tokens of q and k, [tokens, heads, head_dim]) on
+/// min(opt.threads, blocks) threads, each with its own coefficients (made before any thread
+/// starts), blocks in one contiguous range per thread. A block is rotated exactly as one thread
+/// rotates it, so the result does not depend on the thread count. Returns true if a rotated value
+/// is NaN or Inf.
+template <class T, class W>
+bool rotate_blocks(const std::vector<row_block>& blocks, const ragged_view<T>& q, const ragged_view<T>& k, bool has_k,
+                   std::span<const std::int64_t> ids, const frequencies& f, const apply_options& opt,
+                   const apply_plan& p, std::string_view where) {
+  if (blocks.empty()) return false;
+  const std::size_t parts = std::min(posenc::resolve_threads(opt.threads, where), blocks.size());
+  const std::size_t rows = std::min<std::size_t>(64, q.sizes[0]);
+  constexpr bool f64 = std::is_same_v<T, double>;
+  std::vector<coefficients<W>> runs, isolated;
+  runs.reserve(parts);
+  isolated.reserve(parts);
+  runs.emplace_back(f, opt, rows, f64, f64);
+  if (!ids.empty()) isolated.emplace_back(f, opt, rows, true, f64);
+  for (std::size_t t = 1; t < parts; ++t) {
+    runs.push_back(runs.front());
+    if (!ids.empty()) isolated.push_back(isolated.front());
+  }
+  std::vector<char> bad(parts, 0);
+  const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
+  auto run_part = [&](std::size_t part) {
+    const auto [b0, b1] = posenc::split_range(static_cast<std::ptrdiff_t>(blocks.size()), part, parts, 1);
+    for (auto i = static_cast<std::size_t>(b0); i < static_cast<std::size_t>(b1); ++i) {
+      const row_block& blk = blocks[i];
+      const auto q_row = [&](std::size_t r) { return q.data + static_cast<std::ptrdiff_t>(blk.first + r) * q.strides[0]; };
+      const auto k_row = [&](std::size_t r) { return k.data + static_cast<std::ptrdiff_t>(blk.first + r) * k.strides[0]; };
+      const auto pos = [&](std::size_t r) {
+        return blk.consecutive ? static_cast<wide>(blk.pos0 + static_cast<std::int64_t>(r))
+                               : static_cast<wide>(ids[blk.first + r]);
+      };
+      bad[part] |= static_cast<char>(rotate_rows_with<T, W>(blk.consecutive ? runs[part] : isolated[part], blk.rows,
+                                                            q_row, qh, q.strides[1], k_row, kh,
+                                                            has_k ? k.strides[1] : 0, pos, blk.consecutive, p));
+    }
+  };
+  posenc::parallel_chunks(parts, parts, [&](std::size_t p0, std::size_t p1) {
+    for (std::size_t part = p0; part < p1; ++part) run_part(part);
+  });
+  return std::find(bad.begin(), bad.end(), char{1}) != bad.end();
+}
+
+/// Append the blocks of `rows` rows from token `first` in chunks of 64 (the chunks rotate_rows
+/// forms): consecutive from position pos0, or at explicit positions.
+inline void add_blocks(std::vector<row_block>& blocks, std::size_t first, std::size_t rows, std::int64_t pos0,
+                       bool consecutive) {
+  for (std::size_t r0 = 0; r0 < rows; r0 += 64)
+    blocks.push_back({first + r0, std::min<std::size_t>(64, rows - r0), pos0 + static_cast<std::int64_t>(r0), consecutive});
 }
 
 template <class T, std::size_t R>
@@ -543,41 +483,62 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   // hardware prefetchers do not keep up with these short streams: the rows `ahead` rows on are
   // prefetched explicitly (bench/rotary_apply.bench.cpp: about 1.9x faster in the half layout).
   // Only the order of the rows changes, not the arithmetic of an entry.
+  // Threads (opt.threads): the (chunk, sequence) items are split into one contiguous range per
+  // thread, each with its own coefficients (copied before any thread starts); an item is rotated
+  // exactly as on one thread, so the result does not depend on the thread count.
   constexpr std::size_t chunk = 256, group = 4, ahead = 8;
-  coefficients<W> co(f, opt, std::min(S, chunk), std::is_same_v<T, double>, std::is_same_v<T, double>);
+  const std::size_t chunks = (S + chunk - 1) / chunk;
+  const std::size_t items = chunks * B;  // <= S * B, a product already bounded by q's element count
+  const std::size_t parts = std::min(posenc::resolve_threads(opt.threads, where), items);
+  std::vector<coefficients<W>> cos;
+  cos.reserve(parts);
+  cos.emplace_back(f, opt, std::min(S, chunk), std::is_same_v<T, double>, std::is_same_v<T, double>);
+  for (std::size_t t = 1; t < parts; ++t) cos.push_back(cos.front());
+  std::vector<char> bad(parts, 0);
   const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
   const std::size_t row_bytes = p.head_dim * sizeof(T);
-  bool bad = false;
-  // heads [h0, h0 + g) of the chunk's n rows, base at the chunk's first row of head h0 of q or k
-  auto rotate_group = [&](T* base, std::ptrdiff_t s_stride, std::ptrdiff_t h_stride, std::size_t g, std::size_t n,
-                          bool use_k) {
-    for (std::size_t r = 0; r < n; ++r) {
-      if (r + ahead < n)
-        for (std::size_t h = 0; h < g; ++h)
-          prefetch_for_write(base + static_cast<std::ptrdiff_t>(r + ahead) * s_stride + static_cast<std::ptrdiff_t>(h) * h_stride,
-                             row_bytes);
-      bad |= rotate_heads<T, W>(base + static_cast<std::ptrdiff_t>(r) * s_stride, h_stride, g,
-                                use_k ? co.k(r) : co.q(r), p.half, p.interleaved, p.check_finite);
-    }
-  };
-  for (std::size_t s0 = 0; s0 < S; s0 += chunk) {
-    const std::size_t n = std::min(chunk, S - s0);
-    std::int64_t have = -1;
-    for (std::size_t b = 0; b < B; ++b) {
+  const bool shared_ids = !ids.empty() && ids.size() == S;
+  auto run_part = [&](std::size_t part) {
+    coefficients<W>& co = cos[part];
+    const auto [i0, i1] = posenc::split_range(static_cast<std::ptrdiff_t>(items), part, parts, 1);
+    // heads [h0, h0 + g) of the chunk's n rows, base at the chunk's first row of head h0 of q or k
+    auto rotate_group = [&](T* base, std::ptrdiff_t s_stride, std::ptrdiff_t h_stride, std::size_t g, std::size_t n,
+                            bool use_k) {
+      for (std::size_t r = 0; r < n; ++r) {
+        if (r + ahead < n)
+          for (std::size_t h = 0; h < g; ++h)
+            prefetch_for_write(base + static_cast<std::ptrdiff_t>(r + ahead) * s_stride + static_cast<std::ptrdiff_t>(h) * h_stride,
+                               row_bytes);
+        bad[part] |= static_cast<char>(rotate_heads<T, W>(base + static_cast<std::ptrdiff_t>(r) * s_stride, h_stride, g,
+                                                          use_k ? co.k(r) : co.q(r), p.half, p.interleaved,
+                                                          p.check_finite));
+      }
+    };
+    // the coefficients now in co: (chunk, offset) for the offsets path, (chunk, sequence or -1
+    // when shared) for explicit positions; none yet
+    std::int64_t have_chunk = -1, have = -1;
+    for (auto i = static_cast<std::size_t>(i0); i < static_cast<std::size_t>(i1); ++i) {
+      const std::size_t c = i / B, b = i % B, s0 = c * chunk;
+      const std::size_t n = std::min(chunk, S - s0);
+      const auto ci = static_cast<std::int64_t>(c);
       if (!ids.empty()) {
-        // explicit positions: [seq] (shared, formed once) or [batch, seq]; a consecutive chunk as
-        // the offsets path forms it, any other position by position
-        if (ids.size() != S || b == 0) {
-          const std::int64_t* x = ids.data() + (ids.size() == S ? 0 : b * S) + s0;
+        // explicit positions: [seq] (shared, formed once per chunk) or [batch, seq]; a consecutive
+        // chunk as the offsets path forms it, any other position by position
+        const std::int64_t key = shared_ids ? -1 : static_cast<std::int64_t>(b);
+        if (ci != have_chunk || key != have) {
+          const std::int64_t* x = ids.data() + (shared_ids ? 0 : b * S) + s0;
           bool run = true;
           for (std::size_t r = 1; r < n && run; ++r) run = x[r] == x[0] + static_cast<std::int64_t>(r);
           if (run)
             co.set_run(n, static_cast<wide>(x[0]));
           else
             for (std::size_t r = 0; r < n; ++r) co.set(r, static_cast<wide>(x[r]));
+          have_chunk = ci;
+          have = key;
         }
-      } else if (const std::int64_t o = offsets.empty() ? 0 : offsets[b]; o != have) {
+      } else if (const std::int64_t o = offsets.empty() ? 0 : offsets[b]; ci != have_chunk || o != have) {
         co.set_run(n, static_cast<wide>(o + static_cast<std::int64_t>(s0)));
+        have_chunk = ci;
         have = o;
       }
       const auto sb = static_cast<std::ptrdiff_t>(b), ss = static_cast<std::ptrdiff_t>(s0);
@@ -588,8 +549,11 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
         rotate_group(k.data + sb * k.strides[0] + static_cast<std::ptrdiff_t>(h) * k.strides[1] + ss * k.strides[2],
                      k.strides[2], k.strides[1], std::min(group, kh - h), n, true);
     }
-  }
-  if (bad) fail_non_finite(q, k, where);
+  };
+  posenc::parallel_chunks(parts, parts, [&](std::size_t p0, std::size_t p1) {
+    for (std::size_t part = p0; part < p1; ++part) run_part(part);
+  });
+  if (std::find(bad.begin(), bad.end(), char{1}) != bad.end()) fail_non_finite(q, k, where);
 }
 
 /// Validate a ragged application (host or device: only sizes, strides and the host-side spans are read).
@@ -646,19 +610,15 @@ void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seql
   const std::size_t B = cu_seqlens.size() - 1;
   if (tokens == 0 || q.sizes[2] == 0) return;
   using W = work_t<T>;
-  const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
-  bool bad = false;
+  // blocks of at most 64 tokens of one sequence: tokens / 64 + B of them, at most 2 * tokens
+  std::vector<row_block> blocks;
+  blocks.reserve(std::min(checked::add(tokens / 64, B, where, "tokens / 64 + batch"), 2 * tokens));
   for (std::size_t b = 0; b < B; ++b) {
     const auto t0 = static_cast<std::size_t>(as_i64(cu_seqlens[b]));
     const auto len = static_cast<std::size_t>(as_i64(cu_seqlens[b + 1])) - t0;
-    const std::int64_t o = offsets.empty() ? 0 : as_i64(offsets[b]);
-    bad |= rotate_rows<T, W>(
-        len, [&](std::size_t r) { return q.data + static_cast<std::ptrdiff_t>(t0 + r) * q.strides[0]; }, qh,
-        q.strides[1], [&](std::size_t r) { return k.data + static_cast<std::ptrdiff_t>(t0 + r) * k.strides[0]; }, kh,
-        has_k ? k.strides[1] : 0, [&](std::size_t r) { return static_cast<wide>(o + static_cast<std::int64_t>(r)); }, true,
-        f, opt, p);
+    add_blocks(blocks, t0, len, offsets.empty() ? 0 : as_i64(offsets[b]), true);
   }
-  if (bad) fail_non_finite(q, k, where);
+  if (rotate_blocks<T, W>(blocks, q, k, has_k, {}, f, opt, p, where)) fail_non_finite(q, k, where);
 }
 
 /// Check explicit positions: each in [0, 2^53) and below opt.max_positions when set (no std::abs:
@@ -674,15 +634,13 @@ inline void check_position_ids(std::span<const std::int64_t> ids, const apply_op
   }
 }
 
-/// Rotate rows [0, n) whose positions are ids[0..n) with rotate_rows: maximal runs of consecutive
-/// positions as runs (the arithmetic of the offsets path for a run starting at its first
-/// position), isolated positions together, each evaluated exactly.
-template <class T, class W, class Qrow, class Krow>
-bool rotate_positions(std::span<const std::int64_t> ids, Qrow q_row, std::size_t q_heads, std::ptrdiff_t q_head_stride,
-                      Krow k_row, std::size_t k_heads, std::ptrdiff_t k_head_stride, const frequencies& f,
-                      const apply_options& opt, const apply_plan& p) {
+/// The blocks of rows [0, n) whose positions are ids[0..n): maximal runs of consecutive positions
+/// as runs (the arithmetic of the offsets path for a run starting at its first position), isolated
+/// positions together, each evaluated exactly; both in blocks of 64 rows from their first.
+inline std::vector<row_block> position_blocks(std::span<const std::int64_t> ids) {
   const std::size_t n = ids.size();
-  bool bad = false;
+  std::vector<row_block> blocks;
+  blocks.reserve(n / 32 + 1);
   const auto continues = [&](std::size_t j) { return ids[j] == ids[j - 1] + 1; };
   std::size_t i = 0;
   while (i < n) {
@@ -693,14 +651,10 @@ bool rotate_positions(std::span<const std::int64_t> ids, Qrow q_row, std::size_t
       while (j < n && !(j + 1 < n && continues(j + 1))) ++j;
       consecutive = false;
     }
-    const std::size_t first = i;
-    bad |= rotate_rows<T, W>(
-        j - i, [&](std::size_t r) { return q_row(first + r); }, q_heads, q_head_stride,
-        [&](std::size_t r) { return k_row(first + r); }, k_heads, k_head_stride,
-        [&](std::size_t r) { return static_cast<wide>(ids[first + r]); }, consecutive, f, opt, p);
+    add_blocks(blocks, i, j - i, ids[i], consecutive);
     i = j;
   }
-  return bad;
+  return blocks;
 }
 
 /// The dense application with explicit positions: ids [seq] (shared by every sequence) or
@@ -744,11 +698,7 @@ void apply_ragged_ids(ragged_view<T> q, ragged_view<T> k, std::span<const std::i
   check_position_ids(ids, opt, where);
   if (q.sizes[0] == 0 || q.sizes[2] == 0) return;
   using W = work_t<T>;
-  const bool bad = rotate_positions<T, W>(
-      ids, [&](std::size_t r) { return q.data + static_cast<std::ptrdiff_t>(r) * q.strides[0]; }, q.sizes[1],
-      q.strides[1], [&](std::size_t r) { return k.data + static_cast<std::ptrdiff_t>(r) * k.strides[0]; },
-      has_k ? k.sizes[1] : 0, has_k ? k.strides[1] : 0, f, opt, p);
-  if (bad) fail_non_finite(q, k, where);
+  if (rotate_blocks<T, W>(position_blocks(ids), q, k, has_k, ids, f, opt, p, where)) fail_non_finite(q, k, where);
 }
 
 }  // namespace detail

@@ -20,6 +20,7 @@
 
 #include <posenc/core/error.hpp>
 #include <posenc/io/array.hpp>
+#include <posenc/numeric/half.hpp>
 
 namespace posenc::io::detail {
 
@@ -61,30 +62,6 @@ inline void append_le(std::vector<std::byte>& out, U v) {
 
 inline void append_bytes(std::vector<std::byte>& out, std::string_view s) {
   for (char c : s) out.push_back(static_cast<std::byte>(static_cast<unsigned char>(c)));
-}
-
-// ---- half precision --------------------------------------------------------------------------
-
-/// IEEE 754 binary16 -> binary32 (exact: every binary16 value is a binary32 value). Branch-free
-/// rebias of the exponent; subnormals are renormalised by one exact float subtraction.
-[[nodiscard]] inline float half_to_float(std::uint16_t h) noexcept {
-  constexpr std::uint32_t shifted_exp = 0x7C00u << 13;  // binary16 exponent mask, in binary32 position
-  std::uint32_t u = static_cast<std::uint32_t>(h & 0x7FFFu) << 13;
-  const std::uint32_t exp = u & shifted_exp;
-  u += (127u - 15u) << 23;  // rebias
-  if (exp == shifted_exp) {
-    u += (128u - 16u) << 23;  // inf / nan: exponent to all ones (payload kept)
-  } else if (exp == 0) {
-    // zero / subnormal: value = mantissa * 2^-24 = (2^-14 + mantissa * 2^-24) - 2^-14, exactly.
-    u += 1u << 23;
-    u = std::bit_cast<std::uint32_t>(std::bit_cast<float>(u) - std::bit_cast<float>(113u << 23));
-  }
-  return std::bit_cast<float>(u | (static_cast<std::uint32_t>(h & 0x8000u) << 16));
-}
-
-/// bfloat16 -> binary32 (exact: the upper half of a binary32).
-[[nodiscard]] inline float bf16_to_float(std::uint16_t h) noexcept {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
 }
 
 // ---- conversion of stored elements ------------------------------------------------------------
@@ -139,8 +116,8 @@ void convert(dtype from, bool big, const std::byte* src, std::size_t n, T* dst) 
     case dtype::i32: convert_loop<std::uint32_t>(src, n, dst, swap, [](std::uint32_t u) { return static_cast<std::int32_t>(u); }); break;
     case dtype::u64: convert_loop<std::uint64_t>(src, n, dst, swap, same); break;
     case dtype::i64: convert_loop<std::uint64_t>(src, n, dst, swap, [](std::uint64_t u) { return static_cast<std::int64_t>(u); }); break;
-    case dtype::f16: convert_loop<std::uint16_t>(src, n, dst, swap, half_to_float); break;
-    case dtype::bf16: convert_loop<std::uint16_t>(src, n, dst, swap, bf16_to_float); break;
+    case dtype::f16: convert_loop<std::uint16_t>(src, n, dst, swap, numeric::half_bits_to_float); break;
+    case dtype::bf16: convert_loop<std::uint16_t>(src, n, dst, swap, numeric::bf16_bits_to_float); break;
     case dtype::f32: convert_loop<std::uint32_t>(src, n, dst, swap, [](std::uint32_t u) { return std::bit_cast<float>(u); }); break;
     case dtype::f64: convert_loop<std::uint64_t>(src, n, dst, swap, [](std::uint64_t u) { return std::bit_cast<double>(u); }); break;
   }

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+// The inner kernel of rotary::apply_inplace: rotate a group of head vectors in place by one row's
+// coefficients (c_k, s_k), in the storage type T and the work type W (double for float and double
+// storage, float for Eigen::half and Eigen::bfloat16), with the finite check fused into the same
+// pass (the check tests the exponent bits of each value written, while it is in a register).
+//
+// Each output is a*c - b*s or a*s + b*c evaluated in W (two products and one sum, each rounded
+// once in W: never contracted into a fused multiply-add by the kernels below), then rounded once
+// to T to nearest even (numeric/half.hpp for the 16-bit types).
+//
+// Two implementations of the same arithmetic:
+//  - rotate_heads_portable: plain C++ (vectorised by the compiler where it can);
+//  - on x86-64 with GCC or Clang (not under nvcc), AVX2 kernels for float, Eigen::half (with F16C's
+//    conversions) and Eigen::bfloat16, compiled for those instruction sets with function target
+//    attributes whatever the flags of the including program, and chosen at run time when the
+//    processor has them (rotary::detail::x86_kernels_available). Define POSENC_NO_X86_KERNELS to
+//    compile only the portable path.
+// The two give bit-identical results wherever the portable path is not contracted into FMAs by
+// the compiler (tests/rotary/kernels.test.cpp; NaN payloads aside). bench/rotary_apply.bench.cpp
+// measures them against a copy of the same bytes.
+#pragma once
+
+#include <Eigen/Core>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <posenc/numeric/half.hpp>
+
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
+    !defined(POSENC_NO_X86_KERNELS)
+#define POSENC_ROTARY_X86_KERNELS 1
+#include <immintrin.h>
+#else
+#define POSENC_ROTARY_X86_KERNELS 0
+#endif
+
+namespace posenc::rotary::detail {
+
+/// 1 if any of the n values at p is NaN or Inf (a bit test on the storage type's exponent field).
+template <class T>
+inline bool any_non_finite(const T* p, std::size_t n) {
+  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint16_t>>;
+  constexpr U mask = std::is_same_v<T, double>  ? U(0x7ff0000000000000ull)
+                     : std::is_same_v<T, float> ? U(0x7f800000u)
+                     : std::is_same_v<T, Eigen::half> ? U(0x7c00u)
+                                                      : U(0x7f80u);
+  unsigned bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    U u;
+    std::memcpy(&u, p + i, sizeof(U));
+    bad |= static_cast<unsigned>((u & mask) == mask);
+  }
+  return bad != 0;
+}
+
+template <class T, class W>
+inline W load(const T& v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return static_cast<W>(v);
+  } else {
+    std::uint16_t h;
+    std::memcpy(&h, &v, 2);
+    if constexpr (std::is_same_v<T, Eigen::bfloat16>)
+      return static_cast<W>(numeric::bf16_bits_to_float(h));
+    else
+      return static_cast<W>(numeric::half_bits_to_float(h));
+  }
+}
+template <class T, class W>
+inline T store(W v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return static_cast<T>(v);
+  } else {
+    const std::uint16_t h = std::is_same_v<T, Eigen::bfloat16> ? numeric::float_to_bf16_bits(static_cast<float>(v))
+                                                               : numeric::float_to_half_bits(static_cast<float>(v));
+    T out;
+    std::memcpy(static_cast<void*>(&out), &h, 2);
+    return out;
+  }
+}
+
+/// Hint that the `bytes` bytes at p will be read and written soon (a prefetch of each cache line
+/// on GCC and Clang; nothing elsewhere). Never faults, whatever p.
+inline void prefetch_for_write([[maybe_unused]] const void* p, [[maybe_unused]] std::size_t bytes) {
+#if defined(__GNUC__) || defined(__clang__)
+  const char* c = static_cast<const char*>(p);
+  for (std::size_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, 1);
+#endif
+}
+
+/// The rotation of pairs [k0, k1) of one head vector v (layout by `interleaved`), portable.
+template <class T, class W>
+inline void rotate_pairs(T* v, const W* c, const W* s, std::size_t half, std::size_t k0, std::size_t k1,
+                         bool interleaved) {
+  if (interleaved) {
+    for (std::size_t k = k0; k < k1; ++k) {
+      const W a = load<T, W>(v[2 * k]), b = load<T, W>(v[2 * k + 1]);
+      const W ac = a * c[k], bs = b * s[k], as = a * s[k], bc = b * c[k];
+      v[2 * k] = store<T, W>(ac - bs);
+      v[2 * k + 1] = store<T, W>(as + bc);
+    }
+  } else {
+    T* va = v;
+    T* vb = v + half;
+    for (std::size_t k = k0; k < k1; ++k) {
+      const W a = load<T, W>(va[k]), b = load<T, W>(vb[k]);
+      const W ac = a * c[k], bs = b * s[k], as = a * s[k], bc = b * c[k];
+      va[k] = store<T, W>(ac - bs);
+      vb[k] = store<T, W>(as + bc);
+    }
+  }
+}
+
+/// Rotate `heads` head vectors starting at base (head h at base + h * head_stride) by the
+/// coefficients cs = (c[0..half), s[0..half)), portable C++. Returns true if a rotated value is
+/// NaN or Inf (when checking: an input NaN/Inf makes its pair's outputs non-finite; the head is
+/// still in L1 when it is tested).
+template <class T, class W>
+inline bool rotate_heads_portable(T* base, std::ptrdiff_t head_stride, std::size_t heads, const W* cs, std::size_t half,
+                                  bool interleaved, bool check) {
+  bool bad = false;
+  for (std::size_t h = 0; h < heads; ++h) {
+    T* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
+    rotate_pairs<T, W>(v, cs, cs + half, half, 0, half, interleaved);
+    if (check) bad |= any_non_finite(v, 2 * half);
+  }
+  return bad;
+}
+
+#if POSENC_ROTARY_X86_KERNELS
+
+/// Whether this processor runs the AVX2 + F16C kernels below (checked once).
+inline bool x86_kernels_available() noexcept {
+  static const bool ok = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  }();
+  return ok;
+}
+
+// ---- float storage, double work: 4 pairs (half layout) or 2 pairs (interleaved) per vector ----
+
+__attribute__((target("avx2"))) inline bool rotate_heads_x86(float* base, std::ptrdiff_t head_stride,
+                                                             std::size_t heads, const double* cs, std::size_t half,
+                                                             bool interleaved, bool check) {
+  const double* c = cs;
+  const double* s = cs + half;
+  const __m128i exp_mask = _mm_set1_epi32(0x7f800000);
+  const __m256d sign_even = _mm256_castsi256_pd(_mm256_set_epi64x(0, std::int64_t(0x8000000000000000ull), 0,
+                                                                  std::int64_t(0x8000000000000000ull)));
+  bool bad = false;
+  for (std::size_t h = 0; h < heads; ++h) {
+    float* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
+    __m128i acc = _mm_setzero_si128();
+    std::size_t k = 0;
+    if (interleaved) {
+      for (; k + 2 <= half; k += 2) {
+        const __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(v + 2 * k));  // a0 b0 a1 b1
+        const __m256d cc = _mm256_permute4x64_pd(_mm256_castpd128_pd256(_mm_loadu_pd(c + k)), 0x50);  // c0 c0 c1 c1
+        const __m256d ss = _mm256_xor_pd(_mm256_permute4x64_pd(_mm256_castpd128_pd256(_mm_loadu_pd(s + k)), 0x50),
+                                         sign_even);             // -s0 s0 -s1 s1
+        const __m256d xs = _mm256_permute_pd(x, 0x5);            // b0 a0 b1 a1
+        const __m256d r = _mm256_add_pd(_mm256_mul_pd(x, cc), _mm256_mul_pd(xs, ss));
+        const __m128 o = _mm256_cvtpd_ps(r);
+        _mm_storeu_ps(v + 2 * k, o);
+        acc = _mm_or_si128(acc, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(o), exp_mask), exp_mask));
+      }
+    } else {
+      float* vb = v + half;
+      for (; k + 4 <= half; k += 4) {
+        const __m256d a = _mm256_cvtps_pd(_mm_loadu_ps(v + k)), b = _mm256_cvtps_pd(_mm_loadu_ps(vb + k));
+        const __m256d cc = _mm256_loadu_pd(c + k), ss = _mm256_loadu_pd(s + k);
+        const __m128 oa = _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_mul_pd(a, cc), _mm256_mul_pd(b, ss)));
+        const __m128 ob = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_mul_pd(a, ss), _mm256_mul_pd(b, cc)));
+        _mm_storeu_ps(v + k, oa);
+        _mm_storeu_ps(vb + k, ob);
+        acc = _mm_or_si128(acc, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(oa), exp_mask), exp_mask));
+        acc = _mm_or_si128(acc, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(ob), exp_mask), exp_mask));
+      }
+    }
+    if (k < half) {
+      rotate_pairs<float, double>(v, c, s, half, k, half, interleaved);
+      if (check) bad |= interleaved ? any_non_finite(v + 2 * k, 2 * (half - k))
+                                    : any_non_finite(v + k, half - k) || any_non_finite(v + half + k, half - k);
+    }
+    if (check) bad |= _mm_testz_si128(acc, acc) == 0;
+  }
+  return bad;
+}
+
+// ---- 16-bit storage, float work: 8 lanes ----
+
+/// 8 binary16 or bfloat16 values at p as floats.
+template <class T>
+__attribute__((target("avx2,f16c"))) inline __m256 load8(const T* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if constexpr (std::is_same_v<T, Eigen::half>)
+    return _mm256_cvtph_ps(h);
+  else
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/// 8 floats rounded to nearest even to binary16 or bfloat16 (as numeric::float_to_half_bits /
+/// float_to_bf16_bits), stored at p; returns the 8 results (for the finite check).
+template <class T>
+__attribute__((target("avx2,f16c"))) inline __m128i store8(T* p, __m256 x) {
+  __m128i h;
+  if constexpr (std::is_same_v<T, Eigen::half>) {
+    h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  } else {
+    const __m256i u = _mm256_castps_si256(x);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+    const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+    const __m256i r = _mm256_blendv_epi8(rounded, quiet, nan);  // each 32-bit lane < 2^16
+    h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), h);
+  return h;
+}
+
+template <class T>
+__attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, std::ptrdiff_t head_stride,
+                                                                     std::size_t heads, const float* cs,
+                                                                     std::size_t half, bool interleaved, bool check) {
+  const float* c = cs;
+  const float* s = cs + half;
+  const __m128i exp_mask = _mm_set1_epi16(static_cast<short>(std::is_same_v<T, Eigen::half> ? 0x7c00 : 0x7f80));
+  const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+  const __m256 sign_even = _mm256_castsi256_ps(_mm256_setr_epi32(int(0x80000000u), 0, int(0x80000000u), 0,
+                                                                 int(0x80000000u), 0, int(0x80000000u), 0));
+  bool bad = false;
+  for (std::size_t h = 0; h < heads; ++h) {
+    T* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
+    __m128i acc = _mm_setzero_si128();
+    std::size_t k = 0;
+    if (interleaved) {
+      for (; k + 4 <= half; k += 4) {
+        const __m256 x = load8(v + 2 * k);  // a0 b0 a1 b1 a2 b2 a3 b3
+        const __m256 cc = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(c + k)), dup);
+        const __m256 ss =
+            _mm256_xor_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(s + k)), dup), sign_even);
+        const __m256 xs = _mm256_permute_ps(x, 0xb1);  // b0 a0 b1 a1 ...
+        const __m128i o = store8(v + 2 * k, _mm256_add_ps(_mm256_mul_ps(x, cc), _mm256_mul_ps(xs, ss)));
+        acc = _mm_or_si128(acc, _mm_cmpeq_epi16(_mm_and_si128(o, exp_mask), exp_mask));
+      }
+    } else {
+      T* vb = v + half;
+      for (; k + 8 <= half; k += 8) {
+        const __m256 a = load8(v + k), b = load8(vb + k);
+        const __m256 cc = _mm256_loadu_ps(c + k), ss = _mm256_loadu_ps(s + k);
+        const __m128i oa = store8(v + k, _mm256_sub_ps(_mm256_mul_ps(a, cc), _mm256_mul_ps(b, ss)));
+        const __m128i ob = store8(vb + k, _mm256_add_ps(_mm256_mul_ps(a, ss), _mm256_mul_ps(b, cc)));
+        acc = _mm_or_si128(acc, _mm_cmpeq_epi16(_mm_and_si128(oa, exp_mask), exp_mask));
+        acc = _mm_or_si128(acc, _mm_cmpeq_epi16(_mm_and_si128(ob, exp_mask), exp_mask));
+      }
+    }
+    if (k < half) {
+      rotate_pairs<T, float>(v, c, s, half, k, half, interleaved);
+      if (check) bad |= interleaved ? any_non_finite(v + 2 * k, 2 * (half - k))
+                                    : any_non_finite(v + k, half - k) || any_non_finite(v + half + k, half - k);
+    }
+    if (check) bad |= _mm_testz_si128(acc, acc) == 0;
+  }
+  return bad;
+}
+
+#else
+
+inline bool x86_kernels_available() noexcept { return false; }
+
+#endif  // POSENC_ROTARY_X86_KERNELS
+
+/// Rotate `heads` head vectors starting at base (head h at base + h * head_stride) by the
+/// coefficients cs = (c[0..half), s[0..half)): the x86 kernel where the processor has it (float,
+/// Eigen::half and Eigen::bfloat16 storage), else the portable one. Returns true if a rotated
+/// value is NaN or Inf (checked when `check`).
+template <class T, class W>
+inline bool rotate_heads(T* base, std::ptrdiff_t head_stride, std::size_t heads, const W* cs, std::size_t half,
+                         bool interleaved, bool check) {
+#if POSENC_ROTARY_X86_KERNELS
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<W, double>) {
+    if (x86_kernels_available()) return rotate_heads_x86(base, head_stride, heads, cs, half, interleaved, check);
+  } else if constexpr ((std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) &&
+                       std::is_same_v<W, float>) {
+    if (x86_kernels_available()) return rotate_heads_x86_16<T>(base, head_stride, heads, cs, half, interleaved, check);
+  }
+#endif
+  return rotate_heads_portable<T, W>(base, head_stride, heads, cs, half, interleaved, check);
+}
+
+}  // namespace posenc::rotary::detail
