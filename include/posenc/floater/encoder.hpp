@@ -65,9 +65,9 @@ class encoder {
       : m_theta(std::move(theta)),
         m_p0(std::move(p0)),
         m_opt(std::move(opt)),
-        m_grid(check_options(m_opt, "floater::encoder")),
+        m_grid(detail::check_options(m_opt, "floater::encoder")),
         m_flow(m_theta, m_opt.threads) {
-    check_initial_state(m_theta, m_p0, "floater::encoder");
+    detail::check_initial_state(m_theta, m_p0, "floater::encoder");
     reset_cache();
   }
 
