@@ -1019,7 +1019,7 @@ void add_views_and_readers(std::vector<row>& rows) {
     c.head_dim = p2(40) + 2;
     (void)pr::compute_frequencies(c);
   }));
-  rows.push_back(expect<size_error>("rotary::load_config", "head_dim = 2^53", "head_dim",
+  rows.push_back(expect<pr::config_error>("rotary::load_config", "head_dim = 2^53", "head_dim",
                                     [] { (void)pr::load_config(R"({"head_dim": 9007199254740992})"); }));
   rows.push_back(expect<pr::config_error>("rotary::load_config", "head_dim = 0 (as transformers: 0 means absent, and nothing to derive it from)", "head_dim", [] { (void)pr::load_config(R"({"head_dim": 0})"); }));
   rows.push_back(expect<posenc::io_error>("rotary::load_config", "short JSON text (truncated buffer)", "JSON",
