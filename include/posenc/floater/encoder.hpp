@@ -66,8 +66,7 @@ class encoder {
         m_p0(std::move(p0)),
         m_opt(std::move(opt)),
         m_grid(detail::check_options(m_opt, "floater::encoder")),
-        m_flow(m_theta, m_opt.threads) {
-    detail::check_initial_state(m_theta, m_p0, "floater::encoder");
+        m_flow(checked_theta(m_theta, m_p0), m_opt.threads) {
     reset_cache();
   }
 
@@ -226,6 +225,11 @@ class encoder {
   }
 
  private:
+  // theta and p0 checked (errors naming "floater::encoder") before the flow is built on theta
+  static const mlp<T>& checked_theta(const mlp<T>& theta, const table<T>& p0) {
+    detail::check_initial_state(theta, p0, "floater::encoder");
+    return theta;
+  }
   // ---- argument checks (once per public call) ----
   void check_block(std::size_t n, std::string_view where) const {
     posenc::detail::require(n < blocks(), where, "n: expected block < ", blocks(), ", got ", n);
