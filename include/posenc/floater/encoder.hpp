@@ -343,8 +343,11 @@ class biased_encoder {
   [[nodiscard]] encoder<T, Scheme>& bias() noexcept { return m_bias; }
   [[nodiscard]] const encoder<T, Scheme>& bias() const noexcept { return m_bias; }
 
-  /// The base table for L positions (cached; zeros when there is no base).
+  /// The base table for L positions (cached; zeros when there is no base). size_error for L
+  /// above posenc::max_extent or L * d above posenc::max_elements, before base(L, d) is called.
   [[nodiscard]] const table<T>& base(std::size_t L) {
+    constexpr std::string_view where = "floater::biased_encoder::base";
+    (void)checked::elements(checked::extent(L, where, "L"), m_bias.dim(), where, "L * d (the base table)");
     if (static_cast<std::size_t>(m_base.rows()) < L) {
       const auto D = static_cast<Eigen::Index>(m_bias.dim());
       if (m_base_fn) {
@@ -353,17 +356,18 @@ class biased_encoder {
         posenc::detail::require_finite(b, "floater::biased_encoder", "base(L, d)");
         m_base = std::move(b);
       } else {
-        m_base = table<T>::Zero(static_cast<Eigen::Index>(L), D);
+        m_base = posenc::detail::allocate_table<T>(L, m_bias.dim(), where, "L", "d");
+        m_base.setZero();
       }
     }
     return m_base;
   }
 
-  /// base[:L] + bias of block n.
+  /// base[:L] + bias of block n. n and L are checked by the bias encoder's block_table (before
+  /// the base is made).
   [[nodiscard]] table<T> block_table(std::size_t n, std::size_t L) {
-    const table<T>& b = base(L);
     table<T> out = m_bias.block_table(n, L);
-    out += b.topRows(static_cast<Eigen::Index>(L));
+    out += base(L).topRows(static_cast<Eigen::Index>(L));
     return out;
   }
   [[nodiscard]] std::vector<table<T>> tables(std::size_t L) {
