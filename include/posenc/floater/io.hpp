@@ -217,8 +217,11 @@ template <class T>
                                                                            std::vector<std::size_t> p0_shape = {}) {
   constexpr std::string_view where = "floater::to_tensors";
   flow.validate(where);
+  // what the loaders (weights_from_tensors) and the encoder accept: >= 1 block, d columns, finite
+  posenc::detail::require(p0.rows() >= 1, where, "expected p0 with at least one block (row), got ", p0.rows());
   posenc::detail::require<shape_error>(p0.cols() == flow.w1.cols(), where, "expected p0 with d = ", flow.w1.cols(),
                                        " columns, got ", p0.cols());
+  posenc::detail::require_finite(p0, where, "p0 (initial state)");
   if (p0_shape.empty()) p0_shape = {static_cast<std::size_t>(p0.rows()), static_cast<std::size_t>(p0.cols())};
   const auto count = io::element_count(p0_shape);
   posenc::detail::require<shape_error>(count && *count == static_cast<std::size_t>(p0.size()) &&
