@@ -127,7 +127,8 @@ TEST_CASE("safety: rotary::validate(head_dim = SIZE_MAX) and huge head_dim throu
   expect_error<posenc::size_error>([&] { (void)pr::compute_frequencies(c); }, "head_dim");
   c.head_dim = p2(53);
   expect_error<posenc::size_error>([&] { (void)pr::compute_frequencies(c); }, "head_dim");
-  expect_error<posenc::size_error>(
+  // load_config bounds a config's head width by max_config_head_dim (a config_error naming the key)
+  expect_error<pr::config_error>(
       [] { (void)pr::load_config(R"({"head_dim": 9007199254740992, "rope_theta": 10000.0})"); }, "head_dim");
   // rotary_dim (documented as not validated) does not convert an out-of-range double
   c.head_dim = size_max;

@@ -133,7 +133,7 @@ thrown error_of(F&& f, std::initializer_list<std::string> wheres) {
 
 TEST_CASE("host encoder and device forward reject the same FLOATER input with the same error") {
   // issue 11: NaN time grid, L beyond the grid, L = 0 and bad threads used to differ in type or
-  // acceptance. Both now call floater::check_options / check_initial_state and
+  // acceptance. Both now call floater::detail::check_options / check_initial_state and
   // ode::grid::require_points: same exception type, same message after the function name.
   namespace hf = posenc::floater;
   const hf::mlp<double> theta(3, 4);

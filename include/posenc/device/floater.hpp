@@ -131,8 +131,8 @@ class flow {
 /// result is p(t_i) of every block (N d values, block n at columns n d .. n d + d - 1), row 0 =
 /// p0. The grid (t_i = i delta or opt.times), the substeps per interval (the last one landing
 /// exactly on t_i), the scheme and the interval loop (posenc::floater::detail::integrate_intervals) are
-/// those of posenc::floater::encoder, as is the validation: posenc::floater::check_initial_state,
-/// check_options and check_length, the functions the host encoder calls, so both reject the same
+/// those of posenc::floater::encoder, as is the validation: posenc::floater::detail::check_initial_state,
+/// detail::check_options and check_length, the functions the host encoder calls, so both reject the same
 /// input with the same error type and message. opt.threads is validated like the host's and
 /// otherwise ignored (the device system decides).
 template <class T, class Scheme = ode::schemes::rk4_38>
@@ -140,8 +140,8 @@ template <class T, class Scheme = ode::schemes::rk4_38>
                                       const options& opt = {}) {
   constexpr std::string_view where = "device::floater::forward";
   // the host encoder's checks, by the same functions: same error types and messages
-  posenc::floater::check_initial_state(theta, p0, where);
-  const ode::grid grid = posenc::floater::check_options(opt, where);
+  posenc::floater::detail::check_initial_state(theta, p0, where);
+  const ode::grid grid = posenc::floater::detail::check_options(opt, where);
   const std::size_t nd = static_cast<std::size_t>(p0.size());
   posenc::floater::check_length(grid, L, nd, where);
   flow<T> f(theta);

@@ -65,9 +65,8 @@ class encoder {
       : m_theta(std::move(theta)),
         m_p0(std::move(p0)),
         m_opt(std::move(opt)),
-        m_grid(check_options(m_opt, "floater::encoder")),
-        m_flow(m_theta, m_opt.threads) {
-    check_initial_state(m_theta, m_p0, "floater::encoder");
+        m_grid(detail::check_options(m_opt, "floater::encoder")),
+        m_flow(checked_theta(m_theta, m_p0), m_opt.threads) {
     reset_cache();
   }
 
@@ -226,6 +225,11 @@ class encoder {
   }
 
  private:
+  // theta and p0 checked (errors naming "floater::encoder") before the flow is built on theta
+  static const mlp<T>& checked_theta(const mlp<T>& theta, const table<T>& p0) {
+    detail::check_initial_state(theta, p0, "floater::encoder");
+    return theta;
+  }
   // ---- argument checks (once per public call) ----
   void check_block(std::size_t n, std::string_view where) const {
     posenc::detail::require(n < blocks(), where, "n: expected block < ", blocks(), ", got ", n);
@@ -339,8 +343,11 @@ class biased_encoder {
   [[nodiscard]] encoder<T, Scheme>& bias() noexcept { return m_bias; }
   [[nodiscard]] const encoder<T, Scheme>& bias() const noexcept { return m_bias; }
 
-  /// The base table for L positions (cached; zeros when there is no base).
+  /// The base table for L positions (cached; zeros when there is no base). size_error for L
+  /// above posenc::max_extent or L * d above posenc::max_elements, before base(L, d) is called.
   [[nodiscard]] const table<T>& base(std::size_t L) {
+    constexpr std::string_view where = "floater::biased_encoder::base";
+    (void)checked::elements(checked::extent(L, where, "L"), m_bias.dim(), where, "L * d (the base table)");
     if (static_cast<std::size_t>(m_base.rows()) < L) {
       const auto D = static_cast<Eigen::Index>(m_bias.dim());
       if (m_base_fn) {
@@ -349,17 +356,18 @@ class biased_encoder {
         posenc::detail::require_finite(b, "floater::biased_encoder", "base(L, d)");
         m_base = std::move(b);
       } else {
-        m_base = table<T>::Zero(static_cast<Eigen::Index>(L), D);
+        m_base = posenc::detail::allocate_table<T>(L, m_bias.dim(), where, "L", "d");
+        m_base.setZero();
       }
     }
     return m_base;
   }
 
-  /// base[:L] + bias of block n.
+  /// base[:L] + bias of block n. n and L are checked by the bias encoder's block_table (before
+  /// the base is made).
   [[nodiscard]] table<T> block_table(std::size_t n, std::size_t L) {
-    const table<T>& b = base(L);
     table<T> out = m_bias.block_table(n, L);
-    out += b.topRows(static_cast<Eigen::Index>(L));
+    out += base(L).topRows(static_cast<Eigen::Index>(L));
     return out;
   }
   [[nodiscard]] std::vector<table<T>> tables(std::size_t L) {

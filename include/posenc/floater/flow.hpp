@@ -286,9 +286,11 @@ class flow {
   using value_type = T;
   using state_type = table<T>;
 
-  /// threads: 0 = all hardware threads, n >= 1 = n (posenc/core/thread_pool.hpp).
+  /// threads: 0 = all hardware threads, n >= 1 = n (posenc/core/thread_pool.hpp). theta is
+  /// validated (mlp::validate: consistent shapes, finite values; shape_error / non_finite_error /
+  /// invalid_argument naming "floater::flow"): the products below index its tensors unchecked.
   explicit flow(const mlp<T>& theta, std::size_t threads = 1)
-      : m_theta(&theta), m_pool(resolve_threads(threads, "floater::flow")) {}
+      : m_theta(&validated(theta)), m_pool(resolve_threads(threads, "floater::flow")) {}
 
   [[nodiscard]] const mlp<T>& parameters() const noexcept { return *m_theta; }
   void set_parameters(const mlp<T>& theta) noexcept {
@@ -310,8 +312,9 @@ class flow {
   void set_threads(std::size_t threads) { m_pool.reset(resolve_threads(threads, "floater::flow::set_threads")); }
   [[nodiscard]] std::size_t threads() const noexcept { return m_pool.size(); }
 
-  /// dydt = h(t, y). y: N x d (dydt is resized if needed).
+  /// dydt = h(t, y). y: N x d (dydt is resized if needed); shape_error for another width.
   void operator()(double t, const table<T>& y, table<T>& dydt) {
+    require_width(y, "floater::flow", "y");
     if (dydt.rows() != y.rows() || dydt.cols() != y.cols()) dydt.resize(y.rows(), y.cols());
     ensure(y.rows());
     evaluate(t, y, m_z, m_h, dydt);
@@ -415,6 +418,10 @@ class flow {
   /// (overwritten), g += (dh/dtheta)^T a (accumulated in the mlp layout). This is
   /// evaluate + pullback + accumulate: the same threaded products as the batched gradient.
   void vjp(double t, const table<T>& y, const table<T>& a, table<T>& a_dfdy, mlp<T>& g) {
+    constexpr std::string_view where = "floater::flow::vjp";
+    require_width(y, where, "y");
+    posenc::detail::require_shape(a, y.rows(), y.cols(), where, "a (cotangent)");
+    posenc::detail::require<shape_error>(same_shapes(g, *m_theta), where, "g: expected a gradient with the shapes of theta");
     ensure(y.rows());
     if (m_out.rows() != y.rows() || m_out.cols() != y.cols()) m_out.resize(y.rows(), y.cols());
     evaluate(t, y, m_z, m_h, m_out);  // m_t = t on every row
@@ -440,6 +447,19 @@ class flow {
   }
 
  private:
+  static const mlp<T>& validated(const mlp<T>& theta) {
+    theta.validate("floater::flow");
+    return theta;
+  }
+  void require_width(const table<T>& y, std::string_view where, std::string_view what) const {
+    posenc::detail::require<shape_error>(y.cols() == m_theta->w1.cols(), where, what, ": expected d = ", m_theta->w1.cols(),
+                                         " columns (theta's d), got ", y.cols());
+  }
+  static bool same_shapes(const mlp<T>& a, const mlp<T>& b) {
+    return a.w1.rows() == b.w1.rows() && a.w1.cols() == b.w1.cols() && a.w1_t.size() == b.w1_t.size() &&
+           a.b1.size() == b.b1.size() && a.w2.rows() == b.w2.rows() && a.w2.cols() == b.w2.cols() &&
+           a.w2_t.size() == b.w2_t.size() && a.b2.size() == b.b2.size();
+  }
   void pullback_relu_sparse(cref g, cref z, ref zbar, ref ybar) {
     const mlp<T>& th = *m_theta;
     const Eigen::Index N = g.rows(), D = th.w1.cols();

@@ -104,6 +104,14 @@ vector<T> to_vector(const io::array<T>& a) {
   return v;
 }
 template <class T>
+void require_consistent(const io::array<T>& a, const std::string& name, std::string_view where) {
+  const auto count = io::element_count(a.shape);
+  if (!count || *count != a.data.size())
+    posenc::detail::fail<shape_error>(where, "tensor '", name, "': data has ", a.data.size(), " elements but shape ",
+                                      shape_of(a.shape), " has ",
+                                      count ? std::to_string(*count) : std::string("an overflowing number of"));
+}
+template <class T>
 void require_finite_tensor(const io::array<T>& a, const std::string& name, std::string_view where) {
   for (const T& x : a.data)
     if (!std::isfinite(x)) posenc::detail::fail<non_finite_error>(where, "tensor '", name, "' contains NaN or Inf");
@@ -133,6 +141,13 @@ template <class T>
   constexpr std::string_view where = "floater::load weights";
   const io::array<T> p0 = get(names.p0);
   const io::array<T> w1 = get(names.w1), b1 = get(names.b1), w2 = get(names.w2), b2 = get(names.b2);
+  // a getter may return any io::array: its data must hold exactly its shape's elements before a
+  // shape is used to size (and fill) a matrix
+  detail::require_consistent(p0, names.p0, where);
+  detail::require_consistent(w1, names.w1, where);
+  detail::require_consistent(b1, names.b1, where);
+  detail::require_consistent(w2, names.w2, where);
+  detail::require_consistent(b2, names.b2, where);
   // p0: [..., d]
   posenc::detail::require<shape_error>(p0.rank() >= 1 && p0.size() >= 1, where, "tensor '", names.p0,
                                        "': expected shape [..., d] with at least one element, the file has ",
@@ -217,8 +232,11 @@ template <class T>
                                                                            std::vector<std::size_t> p0_shape = {}) {
   constexpr std::string_view where = "floater::to_tensors";
   flow.validate(where);
+  // what the loaders (weights_from_tensors) and the encoder accept: >= 1 block, d columns, finite
+  posenc::detail::require(p0.rows() >= 1, where, "expected p0 with at least one block (row), got ", p0.rows());
   posenc::detail::require<shape_error>(p0.cols() == flow.w1.cols(), where, "expected p0 with d = ", flow.w1.cols(),
                                        " columns, got ", p0.cols());
+  posenc::detail::require_finite(p0, where, "p0 (initial state)");
   if (p0_shape.empty()) p0_shape = {static_cast<std::size_t>(p0.rows()), static_cast<std::size_t>(p0.cols())};
   const auto count = io::element_count(p0_shape);
   posenc::detail::require<shape_error>(count && *count == static_cast<std::size_t>(p0.size()) &&

@@ -2,7 +2,8 @@
 // FLOATER's settings and the argument checks the host encoder and the device forward share:
 //   posenc::floater::options               grid (delta or explicit times), substeps, threads,
 //                                          the stage-memory budget of backprop
-//   check_options / check_initial_state    the validation of options, theta and p(0)
+//   detail::check_options / check_initial_state  the validation of options, theta and p(0)
+//                                          (internal: the encoder and the device forward call them)
 //   check_length                           the validation of a requested number of positions L
 //   reference_options / paper_options      the released code's and the paper's settings
 // Each public entry point calls these once, at its boundary (docs/architecture.md, error model).
@@ -38,6 +39,8 @@ struct options {
   std::size_t stage_memory = std::size_t{256} << 20;
 };
 
+namespace detail {
+
 /// Validate the options (the one check the host encoder and posenc::device::floater::forward
 /// share) and return their grid: invalid_argument for delta <= 0 or not finite, substeps = 0 or
 /// threads > posenc::max_threads; grid_error for explicit times that are not finite and strictly
@@ -61,6 +64,8 @@ void check_initial_state(const mlp<T>& theta, const table<T>& p0, std::string_vi
                                        " columns (the dynamics' d), got ", p0.cols());
   posenc::detail::require_finite(p0, where, "p0 (initial state)");
 }
+
+}  // namespace detail
 
 /// Validate a requested number of positions L for a table of `width` = N d values per position
 /// (shared by host and device): size_error for L above posenc::max_extent or L * width above

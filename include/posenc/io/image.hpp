@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/io/deflate.hpp>
 #include <posenc/io/detail/bytes.hpp>
@@ -158,7 +159,7 @@ inline void check_png_size(std::size_t width, std::size_t height, std::string_vi
                           ", got ", width, " x ", height);
   // keep the raw scanlines (and the RGB buffer) addressable
   const std::size_t max = std::numeric_limits<std::size_t>::max() / 4;
-  posenc::detail::require(width <= (max - 1) / 3 && height <= max / (3 * width + 1), where, "image of ", width, " x ",
+  posenc::detail::require(width <= (max - 1) / 3 && height <= max / (3 * width + 1), where, "width * height: image of ", width, " x ",
                           height, " pixels is too large");
 }
 
@@ -259,6 +260,9 @@ template <class T>
                           where, "image of ", rows, " x ", cols, " values at pixel_size ", opt.pixel_size, " is too large");
   const std::size_t w = cols * opt.pixel_size, h = rows * opt.pixel_size;
   detail::check_png_size(w, h, where);
+  // the table and the image through the checked door, before a value is read
+  (void)checked::elements(rows, cols, where, "rows * cols (the table)");
+  (void)checked::elements(checked::mul(w, h, where, "image width * height"), 3, where, "3 * width * height (the RGB image)");
   double lo = 0, hi = 0;
   bool first = true;
   for (std::size_t i = 0; i < rows; ++i)
@@ -281,7 +285,7 @@ template <class T>
     hi = m;
   }
   const double span = hi - lo;
-  std::vector<std::uint8_t> rgb(3 * w * h);
+  std::vector<std::uint8_t> rgb = checked::make_vector<std::uint8_t>(3 * w * h, where, "3 * width * height (the RGB image)");
   const std::size_t ps = opt.pixel_size;
   for (std::size_t i = 0; i < rows; ++i) {
     std::uint8_t* line = rgb.data() + 3 * w * (i * ps);

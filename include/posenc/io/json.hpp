@@ -639,9 +639,12 @@ template <class Fail>
   return true;
 }
 
-/// Append s as a JSON string literal (quotes and escapes; s is assumed valid UTF-8).
+/// Append s as a JSON string literal (quotes and escapes). invalid_argument if s is not valid
+/// UTF-8 (JSON text is UTF-8; nothing is appended then).
 inline void write_string(std::string& out, std::string_view s) {
   static constexpr char hex[] = "0123456789abcdef";
+  posenc::detail::require(valid_utf8(s), "io::json::write_string",
+                          "s: expected valid UTF-8 (a JSON string), got ", s.size(), " bytes that are not");
   out += '"';
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);

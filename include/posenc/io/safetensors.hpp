@@ -428,6 +428,12 @@ inline std::string safetensors_header(const std::vector<tensor_ref>& tensors, co
       fail<shape_error>(where, "tensor '", t.name, "': data has ", t.count, " elements but shape ",
                         shape_string(t.shape), " has ",
                         count ? std::to_string(*count) : std::string("an overflowing number of"));
+    // the fields are public: bytes must hold count elements of type (read in full below)
+    const std::size_t w = dtype_size(t.type);
+    if (w == 0) fail<invalid_argument>(where, "tensor '", t.name, "': type is not a dtype");
+    if (t.bytes.size() % w != 0 || t.bytes.size() / w != t.count)
+      fail<shape_error>(where, "tensor '", t.name, "': bytes holds ", t.bytes.size(), " bytes, expected count (", t.count,
+                        ") elements of ", w, " bytes (", dtype_name(t.type), ")");
     if (!first) h += ',';
     first = false;
     json::write_string(h, t.name);

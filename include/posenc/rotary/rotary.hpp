@@ -174,8 +174,9 @@ posenc::matrix<T> rotation_matrix(double position, std::size_t head_dim, const o
   posenc::detail::require<non_finite_error>(std::isfinite(position), where, "position: expected a finite position, got ",
                                             position);
   const std::size_t h = p.rotary_dim / 2;
-  const frequencies f = detail::options_frequencies(p, o);
+  // the head_dim x head_dim result through the checked door before any frequency is computed
   auto R = posenc::detail::allocate_matrix<posenc::matrix<T>>(head_dim, head_dim, where, "head_dim", "head_dim");
+  const frequencies f = detail::options_frequencies(p, o);
   R.setIdentity();
   for (std::size_t k = 0; k < h; ++k) {
     std::conditional_t<std::is_same_v<T, long double>, long double, double> s, c;
