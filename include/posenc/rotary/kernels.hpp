@@ -154,9 +154,9 @@ __attribute__((target("avx2"))) inline bool rotate_heads_x86(float* base, std::p
   for (std::size_t h = 0; h < heads; ++h) {
     float* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
     __m128i acc = _mm_setzero_si128();
-    std::size_t k = 0;
+    const std::size_t body = half - half % (interleaved ? 2 : 4);  // pairs in whole vectors
     if (interleaved) {
-      for (; k + 2 <= half; k += 2) {
+      for (std::size_t k = 0; k < body; k += 2) {
         const __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(v + 2 * k));  // a0 b0 a1 b1
         const __m256d cc = _mm256_permute4x64_pd(_mm256_castpd128_pd256(_mm_loadu_pd(c + k)), 0x50);  // c0 c0 c1 c1
         const __m256d ss = _mm256_xor_pd(_mm256_permute4x64_pd(_mm256_castpd128_pd256(_mm_loadu_pd(s + k)), 0x50),
@@ -169,7 +169,7 @@ __attribute__((target("avx2"))) inline bool rotate_heads_x86(float* base, std::p
       }
     } else {
       float* vb = v + half;
-      for (; k + 4 <= half; k += 4) {
+      for (std::size_t k = 0; k < body; k += 4) {
         const __m256d a = _mm256_cvtps_pd(_mm_loadu_ps(v + k)), b = _mm256_cvtps_pd(_mm_loadu_ps(vb + k));
         const __m256d cc = _mm256_loadu_pd(c + k), ss = _mm256_loadu_pd(s + k);
         const __m128 oa = _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_mul_pd(a, cc), _mm256_mul_pd(b, ss)));
@@ -180,10 +180,10 @@ __attribute__((target("avx2"))) inline bool rotate_heads_x86(float* base, std::p
         acc = _mm_or_si128(acc, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(ob), exp_mask), exp_mask));
       }
     }
-    if (k < half) {
-      rotate_pairs<float, double>(v, c, s, half, k, half, interleaved);
-      if (check) bad |= interleaved ? any_non_finite(v + 2 * k, 2 * (half - k))
-                                    : any_non_finite(v + k, half - k) || any_non_finite(v + half + k, half - k);
+    if (body < half) {
+      rotate_pairs<float, double>(v, c, s, half, body, half, interleaved);
+      if (check) bad |= interleaved ? any_non_finite(v + 2 * body, 2 * (half - body))
+                                    : any_non_finite(v + body, half - body) || any_non_finite(v + half + body, half - body);
     }
     if (check) bad |= _mm_testz_si128(acc, acc) == 0;
   }
@@ -236,9 +236,9 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
   for (std::size_t h = 0; h < heads; ++h) {
     T* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
     __m128i acc = _mm_setzero_si128();
-    std::size_t k = 0;
+    const std::size_t body = half - half % (interleaved ? 4 : 8);  // pairs in whole vectors
     if (interleaved) {
-      for (; k + 4 <= half; k += 4) {
+      for (std::size_t k = 0; k < body; k += 4) {
         const __m256 x = load8(v + 2 * k);  // a0 b0 a1 b1 a2 b2 a3 b3
         const __m256 cc = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(c + k)), dup);
         const __m256 ss =
@@ -249,7 +249,7 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
       }
     } else {
       T* vb = v + half;
-      for (; k + 8 <= half; k += 8) {
+      for (std::size_t k = 0; k < body; k += 8) {
         const __m256 a = load8(v + k), b = load8(vb + k);
         const __m256 cc = _mm256_loadu_ps(c + k), ss = _mm256_loadu_ps(s + k);
         const __m128i oa = store8(v + k, _mm256_sub_ps(_mm256_mul_ps(a, cc), _mm256_mul_ps(b, ss)));
@@ -258,10 +258,10 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
         acc = _mm_or_si128(acc, _mm_cmpeq_epi16(_mm_and_si128(ob, exp_mask), exp_mask));
       }
     }
-    if (k < half) {
-      rotate_pairs<T, float>(v, c, s, half, k, half, interleaved);
-      if (check) bad |= interleaved ? any_non_finite(v + 2 * k, 2 * (half - k))
-                                    : any_non_finite(v + k, half - k) || any_non_finite(v + half + k, half - k);
+    if (body < half) {
+      rotate_pairs<T, float>(v, c, s, half, body, half, interleaved);
+      if (check) bad |= interleaved ? any_non_finite(v + 2 * body, 2 * (half - body))
+                                    : any_non_finite(v + body, half - body) || any_non_finite(v + half + body, half - body);
     }
     if (check) bad |= _mm_testz_si128(acc, acc) == 0;
   }
