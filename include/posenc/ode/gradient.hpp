@@ -130,11 +130,10 @@ void cotangent_sum(State& kbar, const State& ybar, const YB& Ybar, Time h, const
       std::array<const State*, sizeof...(M)>{(terms.source[M] < 0 ? &ybar : &Ybar[static_cast<std::size_t>(terms.source[M])])...});
 }
 
-}  // namespace detail
 
 /// One forward step of the scheme from (t, y), storing every needed stage input Y_i and
 /// derivative k_i (the data the reverse step reads). Stage sums are those of explicit_rk
-/// (stage_input), so Y_i and k_i are bitwise the stepper's.
+/// (detail::stage_input), so Y_i and k_i are bitwise the stepper's.
 template <ExplicitScheme Scheme, class Backend, class F, class State, class T, class YS, class KS>
 void step_storing_stages(F& f, T t, const State& y, T h, YS& Y, KS& k, std::size_t& nfev) {
   constexpr auto need = needed_stages<Scheme>();
@@ -142,7 +141,7 @@ void step_storing_stages(F& f, T t, const State& y, T h, YS& Y, KS& k, std::size
     (
         [&] {
           if constexpr (need[I]) {
-            stage_input<Scheme, I, Backend>(Y[I], y, h, k);
+            detail::stage_input<Scheme, I, Backend>(Y[I], y, h, k);
             call_rhs(f, stage_time<Scheme, I>(t, h), std::as_const(Y[I]), k[I]);
             ++nfev;
           }
@@ -150,6 +149,7 @@ void step_storing_stages(F& f, T t, const State& y, T h, YS& Y, KS& k, std::size
         ...);
   }(std::make_index_sequence<stages_v<Scheme>>{});
 }
+}  // namespace detail
 
 /// The reverse sweep of one explicit Runge-Kutta step y_new = y + h sum b_i k_i, k_i = f(Y_i),
 /// Y_i = y + h sum_{j<i} a_ij k_j: the one reverse sweep of posenc (backprop and FLOATER's
@@ -279,7 +279,7 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
     }
     for (std::size_t m = m1; m-- > m0;) {
       const T t = steps[m].t, h = steps[m].h;
-      step_storing_stages<Scheme, B>(f, t, seg[m - m0], h, Y, k, stats.rhs_evaluations);
+      detail::step_storing_stages<Scheme, B>(f, t, seg[m - m0], h, Y, k, stats.rhs_evaluations);
       // k_i = f(t + c_i h, Y_i):  Ybar_i = J_i^T kbar_i,  thetabar += (df/dtheta)^T kbar_i
       reverse_step<Scheme, B>(ybar, h, Ybar, kbar, [&](std::size_t i, const State& kb, State& Yb) {
         f.vjp(t + static_cast<T>(tab.c[i]) * h, std::as_const(Y[i]), kb, Yb, dL_dtheta);

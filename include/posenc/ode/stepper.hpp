@@ -77,6 +77,15 @@ inline constexpr auto stage_terms = detail::nonzero_indices<Scheme::coefficients
 template <ExplicitScheme Scheme>
 inline constexpr auto solution_terms = detail::nonzero_indices<Scheme::coefficients.b, stages_v<Scheme>>();
 
+/// The time of stage I of a step of size h from t: t + c_I h, in the step's time type. Every
+/// stage time in posenc is formed here (the stepper, the gradient drivers, FLOATER's batched
+/// replay), so a recomputed stage sees the forward's time bit for bit.
+template <ExplicitScheme Scheme, std::size_t I, class Time>
+[[nodiscard]] POSENC_ALWAYS_INLINE constexpr Time stage_time(Time t, Time h) {
+  return t + static_cast<Time>(Scheme::coefficients.c[I]) * h;
+}
+
+namespace detail {
 /// The weights of stage I's input for a step h, in the order of stage_terms: V(h * a_Ij). Every
 /// stage sum in posenc takes its coefficients from here, so a recomputed stage equals the
 /// forward one bit for bit.
@@ -99,15 +108,6 @@ template <class V, ExplicitScheme Scheme, class Time>
   return w;
 }
 
-/// The time of stage I of a step of size h from t: t + c_I h, in the step's time type. Every
-/// stage time in posenc is formed here (the stepper, the gradient drivers, FLOATER's batched
-/// replay), so a recomputed stage sees the forward's time bit for bit.
-template <ExplicitScheme Scheme, std::size_t I, class Time>
-[[nodiscard]] POSENC_ALWAYS_INLINE constexpr Time stage_time(Time t, Time h) {
-  return t + static_cast<Time>(Scheme::coefficients.c[I]) * h;
-}
-
-namespace detail {
 /// out = base + sum_m w_m k[idx_m] as one Backend::linear_combination pass: the coefficients are
 /// handed over as (1, w_1, w_2, ...) in W's element type, the base first.
 template <class Backend, class State, class W, class Terms, class K, std::size_t... M>
@@ -138,7 +138,6 @@ POSENC_ALWAYS_INLINE inline void solution_sum_weighted(State& out, const State& 
   static_assert(std::tuple_size_v<W> == terms.index.size(), "one weight per term of the solution");
   detail::base_plus<Backend>(out, y, w, terms, k, std::make_index_sequence<terms.index.size()>{});
 }
-}  // namespace detail
 
 /// The stage sum Y_I = y + h sum_{j<I} a_Ij k_j (one fused pass; a copy of y for I = 0 or an
 /// empty row). k: anything indexable by the stage number (std::array / std::vector of states).
@@ -152,6 +151,7 @@ template <ExplicitScheme Scheme, class Backend, class State, class Time, class K
 POSENC_ALWAYS_INLINE inline void solution_sum(State& out, const State& y, Time h, const K& k) {
   detail::solution_sum_weighted<Scheme, Backend>(out, y, solution_weights<state_value_t<State>, Scheme>(h), k);
 }
+}  // namespace detail
 
 /// The generic explicit Runge-Kutta stepper: scheme x state x backend.
 /// Thread safety: one per thread (step() writes the stage workspace; docs/thread-safety.md).
@@ -302,13 +302,13 @@ class explicit_rk {
     if constexpr (stage_terms<Scheme, I>.index.size() == 0) {
       call_rhs(f, ti, y, m_k[I]);
     } else {
-      stage_input<Scheme, I, Backend>(m_tmp, y, h, m_k);
+      detail::stage_input<Scheme, I, Backend>(m_tmp, y, h, m_k);
       call_rhs(f, ti, m_tmp, m_k[I]);
     }
     ++m_nfev;
   }
 
-  POSENC_ALWAYS_INLINE void combine_solution(State& out, const State& y, time_type h) { solution_sum<Scheme, Backend>(out, y, h, m_k); }
+  POSENC_ALWAYS_INLINE void combine_solution(State& out, const State& y, time_type h) { detail::solution_sum<Scheme, Backend>(out, y, h, m_k); }
 
   void combine_error(time_type h) {
     static constexpr auto row = detail::error_weights<Scheme>();
