@@ -385,7 +385,7 @@ const std::vector<int>& cached_buckets(const config& cfg, Index n, workspace<T>&
       ws.buckets_spec.bidirectional != cfg.buckets.bidirectional) {
     ws.buckets.resize(static_cast<std::size_t>(2 * n - 1));
     for (Index k = 0; k < 2 * n - 1; ++k)
-      ws.buckets[static_cast<std::size_t>(k)] = bucket_unchecked(static_cast<std::int64_t>(k - (n - 1)), cfg.buckets);
+      ws.buckets[static_cast<std::size_t>(k)] = detail::bucket_unchecked(static_cast<std::int64_t>(k - (n - 1)), cfg.buckets);
     ws.buckets_n = n;
     ws.buckets_spec = cfg.buckets;
   }
