@@ -187,10 +187,12 @@ class explicit_rk {
   /// One step of size h (negative for reverse time) from (t, y); y is replaced by y(t + h).
   /// With an FSAL scheme the last stage (weight 0) is not evaluated: a fixed step costs
   /// stages - 1 evaluations, and every step is a function of (t, y, h) alone, so steps are
-  /// reproducible bit for bit (which gradient recomputation relies on).
+  /// reproducible bit for bit (which gradient recomputation relies on). A NaN or infinite t or h
+  /// throws non_finite_error naming it (it made every stage, and y, NaN).
   template <class Rhs>
   POSENC_ALWAYS_INLINE void step(Rhs& f, time_type t, State& y, time_type h) {
     check_shape(y, "explicit_rk::step");
+    check_time(t, h, "explicit_rk::step");
     m_first_ready = false;
     compute_stages(f, t, y, h);
     combine_solution(y, y, h);
@@ -204,6 +206,7 @@ class explicit_rk {
                              value_type rtol) {
     check_shape(y0, "explicit_rk::step_with_error");
     check_shape(y1, "explicit_rk::step_with_error");
+    check_time(t, h, "explicit_rk::step_with_error");
     compute_stages(f, t, y0, h);
     combine_solution(y1, y0, h);
     if constexpr (fsal) evaluate_last_stage(f, t, h, y1);
@@ -230,10 +233,18 @@ class explicit_rk {
 
   /// Dense output inside the last step [t, t + h]: out = y(t + theta h), theta in [0, 1].
   /// Uses the scheme's continuous extension when it has one, else cubic Hermite interpolation
-  /// from y0, y1, f(t, y0) and f(t + h, y1) (the latter free for FSAL schemes).
+  /// from y0, y1, f(t, y0) and f(t + h, y1) (the latter free for FSAL schemes). theta outside
+  /// [0, 1] (or NaN) throws invalid_argument naming theta; y0, y1 and out must have the shape of
+  /// the workspace (shape_error).
   template <class Rhs>
   void dense_output(Rhs& f, time_type t, time_type h, value_type theta, const State& y0, const State& y1,
                     State& out) {
+    posenc::detail::require(theta >= 0 && theta <= 1, "explicit_rk::dense_output",
+                            "theta: expected a fraction of the last step in [0, 1], got ", theta);
+    check_time(t, h, "explicit_rk::dense_output");
+    check_shape(y0, "explicit_rk::dense_output");
+    check_shape(y1, "explicit_rk::dense_output");
+    check_shape(out, "explicit_rk::dense_output");
     if constexpr (SchemeWithDenseOutput<Scheme>) {
       (void)f;
       (void)t;
@@ -270,6 +281,13 @@ class explicit_rk {
   POSENC_ALWAYS_INLINE void check_shape(const State& y, const char* where) const {
     if (!fits(y)) [[unlikely]]
       shape_mismatch(y, where);
+  }
+  POSENC_ALWAYS_INLINE static void check_time(time_type t, time_type h, const char* where) {
+    if (!(std::isfinite(t) && std::isfinite(h))) [[unlikely]]
+      time_not_finite(t, h, where);
+  }
+  [[noreturn]] POSENC_COLD static void time_not_finite(time_type t, time_type h, const char* where) {
+    posenc::detail::fail<non_finite_error>(where, "t, h: expected a finite time and step size, got t = ", t, ", h = ", h);
   }
   [[noreturn]] POSENC_COLD void shape_mismatch(const State& y, const char* where) const {
     posenc::detail::fail<shape_error>(where, "the state y (", state_traits<State>::size(y),
