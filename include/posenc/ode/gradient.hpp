@@ -157,10 +157,22 @@ void step_storing_stages(F& f, T t, const State& y, T h, YS& Y, KS& k, std::size
 /// i = s-1 .. 0 it forms kbar_i = h b_i ybar + sum_{m>i} h a_mi Ybar_m (one pass, into `kbar`)
 /// and calls stage_vjp(i, kbar_i, Ybar_i), which must set Ybar_i = (df/dy at stage i)^T kbar_i
 /// (and may accumulate the parameter gradient (df/dtheta)^T kbar_i); then ybar += sum_i Ybar_i.
-/// Ybar: indexable by stage, each shaped like ybar; kbar: one state shaped like ybar.
+/// Ybar: indexable by stage, each shaped like ybar once stage_vjp has set it; kbar: one state
+/// shaped like ybar (shape_error naming kbar / Ybar otherwise: a shorter one was read past its
+/// end). A NaN or infinite h throws non_finite_error naming h.
 template <ExplicitScheme Scheme, class Backend, class State, class Time, class YB, class StageVjp>
 void reverse_step(State& ybar, Time h, YB& Ybar, State& kbar, StageVjp&& stage_vjp) {
   using V = state_value_t<State>;
+  constexpr std::string_view where = "ode::reverse_step";
+  posenc::detail::require<non_finite_error>(std::isfinite(h), where, "h: expected a finite step size, got ", h);
+  auto check_shape = [&](const State& x, std::string_view name, std::size_t stage) {
+    if constexpr (requires { state_traits<State>::same_shape(ybar, x); }) {
+      if (!state_traits<State>::same_shape(ybar, x))
+        posenc::detail::fail<shape_error>(where, name, " (stage ", stage, "): ", state_traits<State>::size(x),
+                                          " scalars, expected the shape of ybar (", state_traits<State>::size(ybar), " scalars)");
+    }
+  };
+  check_shape(kbar, "kbar", stages_v<Scheme> - 1);
   constexpr std::size_t s = stages_v<Scheme>;
   constexpr auto need = needed_stages<Scheme>();
   [&]<std::size_t... R>(std::index_sequence<R...>) {
@@ -176,6 +188,7 @@ void reverse_step(State& ybar, Time h, YB& Ybar, State& kbar, StageVjp&& stage_v
                                              std::make_index_sequence<terms.source.size()>{});
             }
             stage_vjp(i, std::as_const(kbar), Ybar[i]);
+            check_shape(Ybar[i], "Ybar", i);
           }
         }(),
         ...);
