@@ -33,6 +33,7 @@
 #include <vector>
 
 #include <posenc/core/backend.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/state_traits.hpp>
 #include <posenc/ode/integrate.hpp>
@@ -235,7 +236,9 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
   };
   constexpr std::size_t npos = static_cast<std::size_t>(-1);
   std::vector<step_info> steps;
-  steps.reserve(total_steps);
+  // total_steps <= max_steps, which may be SIZE_MAX: reserving it was std::length_error/bad_alloc
+  (void)checked::elements(total_steps, 1, where, "steps (the fixed steps over the grid)");
+  checked::allocate(where, "steps", total_steps, sizeof(step_info), [&] { steps.reserve(total_steps); });
   for (std::size_t i = 0; i + 1 < times.size(); ++i) {
     const std::size_t k = substeps_for(policy, times[i], times[i + 1]);
     for_each_substep(times[i], times[i + 1], k,
@@ -249,14 +252,17 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
   B::linear_combination(dL_dy0, std::array<V, 1>{V(1)}, std::array<const State*, 1>{&dL_dy.back()});
   if (M == 0) return stats;
 
+  // At most M steps per segment: a larger max_stored_steps stores the same (it allocated
+  // max_stored_steps states before, std::length_error for SIZE_MAX).
   const std::size_t C = memory.max_stored_steps > 0
-                            ? memory.max_stored_steps
+                            ? std::min(memory.max_stored_steps, M)
                             : std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(M)))));
   const std::size_t n_seg = (M + C - 1) / C;
 
   // Pass 1: forward, keeping the state at the start of every segment.
   explicit_rk<Scheme, State, B> stepper(y0);
-  std::vector<State> checkpoint(n_seg);
+  const std::size_t state_bytes = checked::mul(state_traits<State>::size(y0), sizeof(V), where, "size(y0) * scalar bytes");
+  std::vector<State> checkpoint = checked::allocate(where, "checkpoints", n_seg, state_bytes, [&] { return std::vector<State>(n_seg); });
   State y = y0;
   for (std::size_t m = 0; m < M; ++m) {
     if (m % C == 0) checkpoint[m / C] = y;
@@ -266,10 +272,13 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
   detail::check_finite<B>(y, times.back(), where);
 
   // Workspace for the reverse sweep (allocated once).
-  std::vector<State> seg(C);
+  std::vector<State> seg;
   std::array<State, s> Y{}, k{}, Ybar{};
   State kbar;
-  for (auto& x : seg) state_traits<State>::resize_like(x, y0);
+  checked::allocate(where, "segment states (checkpointing.max_stored_steps)", C, state_bytes, [&] {
+    seg.resize(C);
+    for (auto& x : seg) state_traits<State>::resize_like(x, y0);
+  });
   for (std::size_t i = 0; i < s; ++i) {
     state_traits<State>::resize_like(Y[i], y0);
     state_traits<State>::resize_like(k[i], y0);
