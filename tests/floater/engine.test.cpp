@@ -67,7 +67,7 @@ void check_replay_bitwise(std::size_t N, const fl::options& opt, std::size_t L) 
 }  // namespace
 
 TEST_CASE("backprop's recomputed stages equal the forward's bit for bit") {
-  // Bitwise (tolerance 0): same stage weights (ode::stage_weights), same step sizes (ode::substep),
+  // Bitwise (tolerance 0): same stage weights (ode::detail::stage_weights), same step sizes (ode::substep),
   // same stage times (t + c h in double, then T), same bias-then-time order in the flow.
   fl::options uniform;
   uniform.delta = 0.1;

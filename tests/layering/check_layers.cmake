@@ -329,7 +329,7 @@ foreach(h IN LISTS headers)
     # ---- a scheme's tableau read outside ode/ (literals and comments stripped) ----
     posenc_code_of("${line}" code)
     if(NOT folder STREQUAL "ode" AND code MATCHES "::coefficients([^A-Za-z0-9_]|$)")
-      violation("${h}:${lineno}: reads a scheme's tableau (::coefficients) outside ode/: take stage sums, weights and times from ode/stepper.hpp (stage_input_weighted, stage_weights, stage_time)")
+      violation("${h}:${lineno}: reads a scheme's tableau (::coefficients) outside ode/: take stage sums, weights and times from ode/stepper.hpp (detail::stage_input_weighted, detail::stage_weights, stage_time)")
     endif()
     # ---- NAME::detail:: outside NAME's folder; posenc::detail names per folder ----
     string(REGEX MATCHALL "[A-Za-z_][A-Za-z0-9_]*::detail::[A-Za-z_][A-Za-z0-9_]*" uses "${code}")

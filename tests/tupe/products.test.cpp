@@ -71,7 +71,7 @@ double worst_ratio(const config& cfg, const parameters<T>& p, Index n, const hea
       for (Index j = 0; j < n; ++j) {
         // reference reset: row 0 is theta1 (position row 0 with itself), column 0 theta2 (row 1)
         Index a = i + 1, b = j + 1;
-        int bucket = bucket_unchecked(static_cast<std::int64_t>(j - i), cfg.buckets);
+        int bucket = posenc::tupe::detail::bucket_unchecked(static_cast<std::int64_t>(j - i), cfg.buckets);
         if (i == 0) a = b = 0, bucket = nb / 2;
         else if (j == 0) a = b = 1, bucket = nb;
         ld want = 0, prod = 0, proj = 0;

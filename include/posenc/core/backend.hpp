@@ -26,6 +26,7 @@
 #include <tuple>
 #include <utility>
 
+#include <posenc/core/error.hpp>
 #include <posenc/core/hd.hpp>
 #include <posenc/core/state_traits.hpp>
 
@@ -151,6 +152,9 @@ struct serial {
 // ---- free functions: the public spelling of the backend operations ----------------------------
 
 /// out = c0*x0 + c1*x1 + ... (pairs of coefficient and state), one fused pass, with backend B.
+/// Every state must have the shape of out (shape_error naming the pair: a shorter state was read
+/// past its end); the backend's own linear_combination is the unchecked kernel. A NaN or Inf
+/// coefficient or element gives NaN/Inf in out, as IEEE arithmetic does.
 template <class B, class S, class... Rest>
 void linear_combination(S& out, Rest&&... pairs) {
   static_assert(sizeof...(Rest) % 2 == 0 && sizeof...(Rest) > 0,
@@ -163,6 +167,13 @@ void linear_combination(S& out, Rest&&... pairs) {
   [&]<std::size_t... J>(std::index_sequence<J...>) {
     ((c[J] = static_cast<T>(std::get<2 * J>(args)), x[J] = &std::get<2 * J + 1>(args)), ...);
   }(std::make_index_sequence<N>{});
+  if constexpr (requires { state_traits<S>::same_shape(out, out); }) {
+    for (std::size_t j = 0; j < N; ++j)
+      if (!state_traits<S>::same_shape(out, *x[j]))
+        detail::fail<shape_error>("posenc::linear_combination", "state x", j, " (pair ", j, ": ",
+                                  state_traits<S>::size(*x[j]), " scalars) does not have the shape of out (",
+                                  state_traits<S>::size(out), " scalars)");
+  }
   B::linear_combination(out, c, x);
 }
 

@@ -14,7 +14,7 @@
 // (one per output element), the 2n - 1 relative values per head, the [H, n, n] term (one per
 // element: a d/H dot product, the relative value, the [CLS] reset). Correctness first: the
 // products are plain per-element dot products, not a tiled GEMM (see docs/device.md).
-// The bucket function is the host's posenc::tupe::bucket_unchecked (POSENC_HD).
+// The bucket function is the host's posenc::tupe::detail::bucket_unchecked (POSENC_HD).
 #pragma once
 
 #include <thrust/copy.h>
@@ -81,7 +81,7 @@ struct bucket_matrix_fn {
   std::size_t n;
   POSENC_HD void operator()(std::size_t e) const {
     const std::size_t i = e / n, j = e % n;
-    out[e] = posenc::tupe::bucket_unchecked(static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i), spec);
+    out[e] = posenc::tupe::detail::bucket_unchecked(static_cast<std::int64_t>(j) - static_cast<std::int64_t>(i), spec);
   }
 };
 
@@ -95,7 +95,7 @@ struct relative_values_fn {
   POSENC_HD void operator()(std::size_t e) const {
     const std::size_t len = 2 * n - 1;
     const std::size_t h = e / len, k = e % len;
-    const int b = posenc::tupe::bucket_unchecked(static_cast<std::int64_t>(k) - static_cast<std::int64_t>(n - 1),
+    const int b = posenc::tupe::detail::bucket_unchecked(static_cast<std::int64_t>(k) - static_cast<std::int64_t>(n - 1),
                                                          spec);
     toe[e] = rab[static_cast<std::size_t>(b) * heads + h];
   }

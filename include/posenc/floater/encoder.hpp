@@ -81,7 +81,7 @@ class encoder {
   /// Largest number of positions the grid allows (unbounded for t_i = i delta).
   [[nodiscard]] std::size_t max_positions() const noexcept { return m_grid.max_points(); }
   /// t_i.
-  [[nodiscard]] double time(std::size_t i) const noexcept { return m_grid.time(i); }
+  [[nodiscard]] double time(std::size_t i) const { return m_grid.time(i); }
   /// The grid (t_i = i delta or the explicit times).
   [[nodiscard]] const ode::grid& time_grid() const noexcept { return m_grid; }
   /// Intervals (from position 0) whose forward stages are kept for backprop (options::stage_memory).

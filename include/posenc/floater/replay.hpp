@@ -103,7 +103,7 @@ class stage_replay {
     substep_sizes(grid, j0, nc);
     for (std::size_t s = 0; s < k; ++s) {
       [&]<std::size_t... Q>(std::index_sequence<Q...>) { (recompute_stage<Q>(f, s, nc, Bc), ...); }(std::make_index_sequence<S>{});
-      for (std::size_t c = 0; c < nc; ++c) set_weights(c, ode::solution_weights<T, Scheme>(m_h[c * k + s]));
+      for (std::size_t c = 0; c < nc; ++c) set_weights(c, ode::detail::solution_weights<T, Scheme>(m_h[c * k + s]));
       rows_view y = m_y.topRows(Bc);
       ode::detail::solution_sum_weighted<Scheme, detail::rows_backend>(y, y, weights<ode::solution_terms<Scheme>.index.size()>(), stage_views(Bc));
     }
@@ -181,7 +181,7 @@ class stage_replay {
     const std::size_t k = m_shape.substeps;
     const Eigen::Index r = row(s, Q, 0, nc);
     for (std::size_t c = 0; c < nc; ++c) {
-      set_weights(c, ode::stage_weights<T, Scheme, Q>(m_h[c * k + s]));
+      set_weights(c, ode::detail::stage_weights<T, Scheme, Q>(m_h[c * k + s]));
       m_ts.segment(r + static_cast<Eigen::Index>(c) * N, N).setConstant(stage_time<Q>(c, s));
     }
     rows_view yq = m_ys.middleRows(r, Bc);

@@ -43,6 +43,13 @@ namespace posenc::fft {
 
 namespace detail {
 
+/// A transform's caller arrays must not be null (invalid_argument naming the array).
+template <class A, class B>
+inline void require_arrays(const char* where, const A* a, const char* a_name, const B* b, const char* b_name) {
+  posenc::detail::require(a != nullptr, where, a_name, ": expected a non-null array, got null");
+  posenc::detail::require(b != nullptr, where, b_name, ": expected a non-null array, got null");
+}
+
 // The stage loops read and write distinct buffers; tell GCC's vectoriser so (without it GCC 12
 // versions the loops on alias checks that fail and runs them scalar, 3.5x slower). Clang's
 // equivalent, vectorize(assume_safety), warns (-Wpass-failed) wherever it cannot vectorise, e.g. at
@@ -703,14 +710,27 @@ class plan {
   /// two-pass split: n = n1 n2 by Bailey's four-step algorithm.
   [[nodiscard]] bool uses_four_step() const noexcept { return m_row1 != nullptr; }
 
-  /// In-place forward transform of the split array (re[0..n), im[0..n)).
-  void forward(T* re, T* im) { run(re, im); }
+  /// In-place forward transform of the split array (re[0..n), im[0..n)). A null array throws
+  /// invalid_argument naming it. A NaN or Inf element gives NaN/Inf bins, as IEEE arithmetic does.
+  void forward(T* re, T* im) {
+    detail::require_arrays("fft::plan::forward", re, "re", im, "im");
+    run(re, im);
+  }
   /// In-place unnormalised inverse transform (sign +1): the forward transform with re and im swapped.
-  void inverse(T* re, T* im) { run(im, re); }
+  void inverse(T* re, T* im) {
+    detail::require_arrays("fft::plan::inverse", re, "re", im, "im");
+    run(im, re);
+  }
 
   /// Interleaved complex arrays (in == out allowed). Copies through the plan's split buffers.
-  void forward(const std::complex<T>* in, std::complex<T>* out) { interleaved(in, out, false); }
-  void inverse(const std::complex<T>* in, std::complex<T>* out) { interleaved(in, out, true); }
+  void forward(const std::complex<T>* in, std::complex<T>* out) {
+    detail::require_arrays("fft::plan::forward", in, "in", out, "out");
+    interleaved(in, out, false);
+  }
+  void inverse(const std::complex<T>* in, std::complex<T>* out) {
+    detail::require_arrays("fft::plan::inverse", in, "in", out, "out");
+    interleaved(in, out, true);
+  }
 
   /// Convenience (allocates the result).
   [[nodiscard]] std::vector<std::complex<T>> forward(std::span<const std::complex<T>> x) {
@@ -957,15 +977,23 @@ class batch_plan {
       std::swap(m_im, m_wi);
     }
   }
-  /// In place on caller arrays of n * width() scalars each (any alignment).
-  void forward(T* re, T* im) { m_b.forward(re, im, m_wr.data(), m_wi.data()); }
-  void inverse(T* re, T* im) { m_b.forward(im, re, m_wi.data(), m_wr.data()); }
+  /// In place on caller arrays of n * width() scalars each (any alignment; a null array throws
+  /// invalid_argument naming it).
+  void forward(T* re, T* im) {
+    detail::require_arrays("fft::batch_plan::forward", re, "re", im, "im");
+    m_b.forward(re, im, m_wr.data(), m_wi.data());
+  }
+  void inverse(T* re, T* im) {
+    detail::require_arrays("fft::batch_plan::inverse", re, "re", im, "im");
+    m_b.forward(im, re, m_wi.data(), m_wr.data());
+  }
 
   /// Pack up to width() real columns for the half-length real transform: lane l of the plan's
   /// arrays gets z_j = x_{2j} + i x_{2j+1}, x_i = src[l][i * step[l]] for i < len, zeros beyond;
   /// lanes l >= lanes_used are all zero. Requires len <= 2 n.
   void pack_real(const T* const* src, const std::size_t* step, std::size_t lanes_used, std::size_t len) {
     check_real_length("fft::batch_plan::pack_real", len);
+    check_columns("fft::batch_plan::pack_real", src, step, lanes_used);
     constexpr std::size_t W = lanes::width;
     T* __restrict zr = m_re.data();
     T* __restrict zi = m_im.data();
@@ -1002,6 +1030,7 @@ class batch_plan {
   /// i < len and l < lanes_used (len <= 2 n).
   void unpack_real(T* const* dst, const std::size_t* step, std::size_t lanes_used, std::size_t len) const {
     check_real_length("fft::batch_plan::unpack_real", len);
+    check_columns("fft::batch_plan::unpack_real", dst, step, lanes_used);
     constexpr std::size_t W = lanes::width;
     const T* __restrict zr = m_re.data();
     const T* __restrict zi = m_im.data();
@@ -1046,6 +1075,14 @@ class batch_plan {
   void check_real_length(const char* where, std::size_t len) const {
     posenc::detail::require(len <= 2 * m_n, where, "len must be <= 2 n = ", 2 * m_n, " (two reals per point), got ", len);
   }
+  /// pack_real / unpack_real: the column and step arrays of the lanes used must not be null.
+  template <class P>
+  static void check_columns(const char* where, const P* cols, const std::size_t* step, std::size_t lanes_used) {
+    if (lanes_used == 0) return;
+    detail::require_arrays(where, cols, "columns (src/dst)", step, "step");
+    for (std::size_t l = 0; l < std::min(lanes_used, lanes::width); ++l)
+      posenc::detail::require(cols[l] != nullptr, where, "columns (src/dst)[", l, "]: expected a non-null column, got null");
+  }
   std::size_t m_n;
   detail::batch<T, typename lanes::type, lanes::width> m_b;
   detail::aligned_buffer<T> m_re, m_im, m_wr, m_wi;
@@ -1075,8 +1112,10 @@ class real_plan {
   [[nodiscard]] std::size_t size() const noexcept { return m_n; }
   [[nodiscard]] std::size_t bins() const noexcept { return m_n / 2 + 1; }
 
-  /// out[0 .. n/2] = forward DFT of in[0 .. n).
+  /// out[0 .. n/2] = forward DFT of in[0 .. n) (a null array throws invalid_argument naming it;
+  /// a NaN or Inf element gives NaN/Inf bins, as IEEE arithmetic does).
   void forward(const T* in, std::complex<T>* out) {
+    detail::require_arrays("fft::real_plan::forward", in, "in", out, "out");
     const std::size_t n = m_n;
     if (n % 2 == 0) {
       const std::size_t h = n / 2;
@@ -1100,6 +1139,7 @@ class real_plan {
   /// out[0 .. n) = unnormalised inverse DFT of the Hermitian spectrum whose first n/2+1 bins are in.
   /// The imaginary parts of in[0] (and of in[n/2] for even n) are ignored.
   void inverse(const std::complex<T>* in, T* out) {
+    detail::require_arrays("fft::real_plan::inverse", in, "in", out, "out");
     const std::size_t n = m_n;
     if (n % 2 == 0) {
       const std::size_t h = n / 2;

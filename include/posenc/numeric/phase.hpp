@@ -30,7 +30,8 @@ using work_t = std::conditional_t<std::is_same_v<T, long double>, long double, d
 /// (sin, cos) of a long double angle theta, reduced modulo 2 pi with a three-part Cody-Waite
 /// constant (P1 has 35 significant bits, so n * P1 is exact for |n| < 2^(digits - 35)); the
 /// reduced angle r = r_hi + r_lo is evaluated as sin(r_hi) + r_lo cos(r_hi) in double. Outside
-/// the exact-reduction range the library's long double sin/cos (Payne-Hanek) is used.
+/// the exact-reduction range the library's long double sin/cos (Payne-Hanek) is used. Total: a
+/// NaN or infinite theta gives NaN in s and c, as std::sin and std::cos do.
 template <class W>
 inline void sincos_angle(wide theta, W& s, W& c) {
   constexpr wide p1 = 0x6.487ED511p0L;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include <posenc/core/backend.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/state_traits.hpp>
 #include <posenc/ode/integrate.hpp>
@@ -130,11 +131,10 @@ void cotangent_sum(State& kbar, const State& ybar, const YB& Ybar, Time h, const
       std::array<const State*, sizeof...(M)>{(terms.source[M] < 0 ? &ybar : &Ybar[static_cast<std::size_t>(terms.source[M])])...});
 }
 
-}  // namespace detail
 
 /// One forward step of the scheme from (t, y), storing every needed stage input Y_i and
 /// derivative k_i (the data the reverse step reads). Stage sums are those of explicit_rk
-/// (stage_input), so Y_i and k_i are bitwise the stepper's.
+/// (detail::stage_input), so Y_i and k_i are bitwise the stepper's.
 template <ExplicitScheme Scheme, class Backend, class F, class State, class T, class YS, class KS>
 void step_storing_stages(F& f, T t, const State& y, T h, YS& Y, KS& k, std::size_t& nfev) {
   constexpr auto need = needed_stages<Scheme>();
@@ -142,7 +142,7 @@ void step_storing_stages(F& f, T t, const State& y, T h, YS& Y, KS& k, std::size
     (
         [&] {
           if constexpr (need[I]) {
-            stage_input<Scheme, I, Backend>(Y[I], y, h, k);
+            detail::stage_input<Scheme, I, Backend>(Y[I], y, h, k);
             call_rhs(f, stage_time<Scheme, I>(t, h), std::as_const(Y[I]), k[I]);
             ++nfev;
           }
@@ -150,6 +150,7 @@ void step_storing_stages(F& f, T t, const State& y, T h, YS& Y, KS& k, std::size
         ...);
   }(std::make_index_sequence<stages_v<Scheme>>{});
 }
+}  // namespace detail
 
 /// The reverse sweep of one explicit Runge-Kutta step y_new = y + h sum b_i k_i, k_i = f(Y_i),
 /// Y_i = y + h sum_{j<i} a_ij k_j: the one reverse sweep of posenc (backprop and FLOATER's
@@ -157,10 +158,22 @@ void step_storing_stages(F& f, T t, const State& y, T h, YS& Y, KS& k, std::size
 /// i = s-1 .. 0 it forms kbar_i = h b_i ybar + sum_{m>i} h a_mi Ybar_m (one pass, into `kbar`)
 /// and calls stage_vjp(i, kbar_i, Ybar_i), which must set Ybar_i = (df/dy at stage i)^T kbar_i
 /// (and may accumulate the parameter gradient (df/dtheta)^T kbar_i); then ybar += sum_i Ybar_i.
-/// Ybar: indexable by stage, each shaped like ybar; kbar: one state shaped like ybar.
+/// Ybar: indexable by stage, each shaped like ybar once stage_vjp has set it; kbar: one state
+/// shaped like ybar (shape_error naming kbar / Ybar otherwise: a shorter one was read past its
+/// end). A NaN or infinite h throws non_finite_error naming h.
 template <ExplicitScheme Scheme, class Backend, class State, class Time, class YB, class StageVjp>
 void reverse_step(State& ybar, Time h, YB& Ybar, State& kbar, StageVjp&& stage_vjp) {
   using V = state_value_t<State>;
+  constexpr std::string_view where = "ode::reverse_step";
+  posenc::detail::require<non_finite_error>(std::isfinite(h), where, "h: expected a finite step size, got ", h);
+  auto check_shape = [&](const State& x, std::string_view name, std::size_t stage) {
+    if constexpr (requires { state_traits<State>::same_shape(ybar, x); }) {
+      if (!state_traits<State>::same_shape(ybar, x))
+        posenc::detail::fail<shape_error>(where, name, " (stage ", stage, "): ", state_traits<State>::size(x),
+                                          " scalars, expected the shape of ybar (", state_traits<State>::size(ybar), " scalars)");
+    }
+  };
+  check_shape(kbar, "kbar", stages_v<Scheme> - 1);
   constexpr std::size_t s = stages_v<Scheme>;
   constexpr auto need = needed_stages<Scheme>();
   [&]<std::size_t... R>(std::index_sequence<R...>) {
@@ -176,6 +189,7 @@ void reverse_step(State& ybar, Time h, YB& Ybar, State& kbar, StageVjp&& stage_v
                                              std::make_index_sequence<terms.source.size()>{});
             }
             stage_vjp(i, std::as_const(kbar), Ybar[i]);
+            check_shape(Ybar[i], "Ybar", i);
           }
         }(),
         ...);
@@ -222,7 +236,9 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
   };
   constexpr std::size_t npos = static_cast<std::size_t>(-1);
   std::vector<step_info> steps;
-  steps.reserve(total_steps);
+  // total_steps <= max_steps, which may be SIZE_MAX: reserving it was std::length_error/bad_alloc
+  (void)checked::elements(total_steps, 1, where, "steps (the fixed steps over the grid)");
+  checked::allocate(where, "steps", total_steps, sizeof(step_info), [&] { steps.reserve(total_steps); });
   for (std::size_t i = 0; i + 1 < times.size(); ++i) {
     const std::size_t k = substeps_for(policy, times[i], times[i + 1]);
     for_each_substep(times[i], times[i + 1], k,
@@ -236,14 +252,17 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
   B::linear_combination(dL_dy0, std::array<V, 1>{V(1)}, std::array<const State*, 1>{&dL_dy.back()});
   if (M == 0) return stats;
 
+  // At most M steps per segment: a larger max_stored_steps stores the same (it allocated
+  // max_stored_steps states before, std::length_error for SIZE_MAX).
   const std::size_t C = memory.max_stored_steps > 0
-                            ? memory.max_stored_steps
+                            ? std::min(memory.max_stored_steps, M)
                             : std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(M)))));
   const std::size_t n_seg = (M + C - 1) / C;
 
   // Pass 1: forward, keeping the state at the start of every segment.
   explicit_rk<Scheme, State, B> stepper(y0);
-  std::vector<State> checkpoint(n_seg);
+  const std::size_t state_bytes = checked::mul(state_traits<State>::size(y0), sizeof(V), where, "size(y0) * scalar bytes");
+  std::vector<State> checkpoint = checked::allocate(where, "checkpoints", n_seg, state_bytes, [&] { return std::vector<State>(n_seg); });
   State y = y0;
   for (std::size_t m = 0; m < M; ++m) {
     if (m % C == 0) checkpoint[m / C] = y;
@@ -253,10 +272,13 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
   detail::check_finite<B>(y, times.back(), where);
 
   // Workspace for the reverse sweep (allocated once).
-  std::vector<State> seg(C);
+  std::vector<State> seg;
   std::array<State, s> Y{}, k{}, Ybar{};
   State kbar;
-  for (auto& x : seg) state_traits<State>::resize_like(x, y0);
+  checked::allocate(where, "segment states (checkpointing.max_stored_steps)", C, state_bytes, [&] {
+    seg.resize(C);
+    for (auto& x : seg) state_traits<State>::resize_like(x, y0);
+  });
   for (std::size_t i = 0; i < s; ++i) {
     state_traits<State>::resize_like(Y[i], y0);
     state_traits<State>::resize_like(k[i], y0);
@@ -279,7 +301,7 @@ gradient_stats backprop(Scheme, F& f, const State& y0, std::span<const time_type
     }
     for (std::size_t m = m1; m-- > m0;) {
       const T t = steps[m].t, h = steps[m].h;
-      step_storing_stages<Scheme, B>(f, t, seg[m - m0], h, Y, k, stats.rhs_evaluations);
+      detail::step_storing_stages<Scheme, B>(f, t, seg[m - m0], h, Y, k, stats.rhs_evaluations);
       // k_i = f(t + c_i h, Y_i):  Ybar_i = J_i^T kbar_i,  thetabar += (df/dtheta)^T kbar_i
       reverse_step<Scheme, B>(ybar, h, Ybar, kbar, [&](std::size_t i, const State& kb, State& Yb) {
         f.vjp(t + static_cast<T>(tab.c[i]) * h, std::as_const(Y[i]), kb, Yb, dL_dtheta);

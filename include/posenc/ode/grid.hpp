@@ -145,9 +145,13 @@ class grid {
   [[nodiscard]] std::size_t max_points() const noexcept {
     return is_uniform() ? std::numeric_limits<std::size_t>::max() : m_times.size();
   }
-  /// t_i (i < max_points(); not checked).
-  [[nodiscard]] double time(std::size_t i) const noexcept {
-    return is_uniform() ? static_cast<double>(i) * m_delta : m_times[i];
+  /// t_i; invalid_argument naming i when i >= max_points() (an explicit grid was read past its
+  /// end before).
+  [[nodiscard]] double time(std::size_t i) const {
+    if (is_uniform()) return static_cast<double>(i) * m_delta;
+    posenc::detail::require(i < m_times.size(), "ode::grid::time", "i: expected an index < ", m_times.size(),
+                            " (the explicit grid's points), got ", i);
+    return m_times[i];
   }
 
   /// Continue an explicit grid (the result must be strictly increasing: grid_error naming
@@ -168,9 +172,11 @@ class grid {
                                         " times, asked for L = ", L, " positions (append times first)");
   }
 
-  /// f(s, t_s, h_s) for the k substeps of interval i: [t_{i-1}, t_i] (i >= 1).
+  /// f(s, t_s, h_s) for the k substeps of interval i: [t_{i-1}, t_i] (1 <= i < max_points():
+  /// invalid_argument naming i otherwise; i = 0 read t_{SIZE_MAX}).
   template <class F>
   void for_each_substep(std::size_t i, std::size_t k, F&& f) const {
+    posenc::detail::require(i >= 1, "ode::grid::for_each_substep", "i: expected an interval i >= 1 ([t_{i-1}, t_i]), got 0");
     ode::for_each_substep(time(i - 1), time(i), k, std::forward<F>(f));
   }
 

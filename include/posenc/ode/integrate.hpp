@@ -194,7 +194,8 @@ integration_stats integrate(explicit_rk<Scheme, State, Backend>& st, Rhs&& f, St
         if (times[next] == tn) {
           obs(next, times[next], std::as_const(y1));
         } else {
-          const V theta = static_cast<V>((times[next] - t) / hs);
+          // in [0, 1] but for rounding (t + hs is rounded): dense_output refuses theta outside it
+          const V theta = std::clamp(static_cast<V>((times[next] - t) / hs), V(0), V(1));
           st.dense_output(f, t, hs, theta, y, y1, out);
           obs(next, times[next], std::as_const(out));
         }

@@ -77,6 +77,15 @@ inline constexpr auto stage_terms = detail::nonzero_indices<Scheme::coefficients
 template <ExplicitScheme Scheme>
 inline constexpr auto solution_terms = detail::nonzero_indices<Scheme::coefficients.b, stages_v<Scheme>>();
 
+/// The time of stage I of a step of size h from t: t + c_I h, in the step's time type. Every
+/// stage time in posenc is formed here (the stepper, the gradient drivers, FLOATER's batched
+/// replay), so a recomputed stage sees the forward's time bit for bit.
+template <ExplicitScheme Scheme, std::size_t I, class Time>
+[[nodiscard]] POSENC_ALWAYS_INLINE constexpr Time stage_time(Time t, Time h) {
+  return t + static_cast<Time>(Scheme::coefficients.c[I]) * h;
+}
+
+namespace detail {
 /// The weights of stage I's input for a step h, in the order of stage_terms: V(h * a_Ij). Every
 /// stage sum in posenc takes its coefficients from here, so a recomputed stage equals the
 /// forward one bit for bit.
@@ -99,15 +108,6 @@ template <class V, ExplicitScheme Scheme, class Time>
   return w;
 }
 
-/// The time of stage I of a step of size h from t: t + c_I h, in the step's time type. Every
-/// stage time in posenc is formed here (the stepper, the gradient drivers, FLOATER's batched
-/// replay), so a recomputed stage sees the forward's time bit for bit.
-template <ExplicitScheme Scheme, std::size_t I, class Time>
-[[nodiscard]] POSENC_ALWAYS_INLINE constexpr Time stage_time(Time t, Time h) {
-  return t + static_cast<Time>(Scheme::coefficients.c[I]) * h;
-}
-
-namespace detail {
 /// out = base + sum_m w_m k[idx_m] as one Backend::linear_combination pass: the coefficients are
 /// handed over as (1, w_1, w_2, ...) in W's element type, the base first.
 template <class Backend, class State, class W, class Terms, class K, std::size_t... M>
@@ -138,7 +138,6 @@ POSENC_ALWAYS_INLINE inline void solution_sum_weighted(State& out, const State& 
   static_assert(std::tuple_size_v<W> == terms.index.size(), "one weight per term of the solution");
   detail::base_plus<Backend>(out, y, w, terms, k, std::make_index_sequence<terms.index.size()>{});
 }
-}  // namespace detail
 
 /// The stage sum Y_I = y + h sum_{j<I} a_Ij k_j (one fused pass; a copy of y for I = 0 or an
 /// empty row). k: anything indexable by the stage number (std::array / std::vector of states).
@@ -152,6 +151,7 @@ template <ExplicitScheme Scheme, class Backend, class State, class Time, class K
 POSENC_ALWAYS_INLINE inline void solution_sum(State& out, const State& y, Time h, const K& k) {
   detail::solution_sum_weighted<Scheme, Backend>(out, y, solution_weights<state_value_t<State>, Scheme>(h), k);
 }
+}  // namespace detail
 
 /// The generic explicit Runge-Kutta stepper: scheme x state x backend.
 /// Thread safety: one per thread (step() writes the stage workspace; docs/thread-safety.md).
@@ -187,10 +187,12 @@ class explicit_rk {
   /// One step of size h (negative for reverse time) from (t, y); y is replaced by y(t + h).
   /// With an FSAL scheme the last stage (weight 0) is not evaluated: a fixed step costs
   /// stages - 1 evaluations, and every step is a function of (t, y, h) alone, so steps are
-  /// reproducible bit for bit (which gradient recomputation relies on).
+  /// reproducible bit for bit (which gradient recomputation relies on). A NaN or infinite t or h
+  /// throws non_finite_error naming it (it made every stage, and y, NaN).
   template <class Rhs>
   POSENC_ALWAYS_INLINE void step(Rhs& f, time_type t, State& y, time_type h) {
     check_shape(y, "explicit_rk::step");
+    check_time(t, h, "explicit_rk::step");
     m_first_ready = false;
     compute_stages(f, t, y, h);
     combine_solution(y, y, h);
@@ -204,6 +206,7 @@ class explicit_rk {
                              value_type rtol) {
     check_shape(y0, "explicit_rk::step_with_error");
     check_shape(y1, "explicit_rk::step_with_error");
+    check_time(t, h, "explicit_rk::step_with_error");
     compute_stages(f, t, y0, h);
     combine_solution(y1, y0, h);
     if constexpr (fsal) evaluate_last_stage(f, t, h, y1);
@@ -230,10 +233,18 @@ class explicit_rk {
 
   /// Dense output inside the last step [t, t + h]: out = y(t + theta h), theta in [0, 1].
   /// Uses the scheme's continuous extension when it has one, else cubic Hermite interpolation
-  /// from y0, y1, f(t, y0) and f(t + h, y1) (the latter free for FSAL schemes).
+  /// from y0, y1, f(t, y0) and f(t + h, y1) (the latter free for FSAL schemes). theta outside
+  /// [0, 1] (or NaN) throws invalid_argument naming theta; y0, y1 and out must have the shape of
+  /// the workspace (shape_error).
   template <class Rhs>
   void dense_output(Rhs& f, time_type t, time_type h, value_type theta, const State& y0, const State& y1,
                     State& out) {
+    posenc::detail::require(theta >= 0 && theta <= 1, "explicit_rk::dense_output",
+                            "theta: expected a fraction of the last step in [0, 1], got ", theta);
+    check_time(t, h, "explicit_rk::dense_output");
+    check_shape(y0, "explicit_rk::dense_output");
+    check_shape(y1, "explicit_rk::dense_output");
+    check_shape(out, "explicit_rk::dense_output");
     if constexpr (SchemeWithDenseOutput<Scheme>) {
       (void)f;
       (void)t;
@@ -271,6 +282,13 @@ class explicit_rk {
     if (!fits(y)) [[unlikely]]
       shape_mismatch(y, where);
   }
+  POSENC_ALWAYS_INLINE static void check_time(time_type t, time_type h, const char* where) {
+    if (!(std::isfinite(t) && std::isfinite(h))) [[unlikely]]
+      time_not_finite(t, h, where);
+  }
+  [[noreturn]] POSENC_COLD static void time_not_finite(time_type t, time_type h, const char* where) {
+    posenc::detail::fail<non_finite_error>(where, "t, h: expected a finite time and step size, got t = ", t, ", h = ", h);
+  }
   [[noreturn]] POSENC_COLD void shape_mismatch(const State& y, const char* where) const {
     posenc::detail::fail<shape_error>(where, "the state y (", state_traits<State>::size(y),
                                       " scalars) does not have the shape of the stepper's workspace (",
@@ -302,13 +320,13 @@ class explicit_rk {
     if constexpr (stage_terms<Scheme, I>.index.size() == 0) {
       call_rhs(f, ti, y, m_k[I]);
     } else {
-      stage_input<Scheme, I, Backend>(m_tmp, y, h, m_k);
+      detail::stage_input<Scheme, I, Backend>(m_tmp, y, h, m_k);
       call_rhs(f, ti, m_tmp, m_k[I]);
     }
     ++m_nfev;
   }
 
-  POSENC_ALWAYS_INLINE void combine_solution(State& out, const State& y, time_type h) { solution_sum<Scheme, Backend>(out, y, h, m_k); }
+  POSENC_ALWAYS_INLINE void combine_solution(State& out, const State& y, time_type h) { detail::solution_sum<Scheme, Backend>(out, y, h, m_k); }
 
   void combine_error(time_type h) {
     static constexpr auto row = detail::error_weights<Scheme>();

@@ -109,7 +109,8 @@ constexpr bool tableau_fsal_row_is_b(long double tol) noexcept {
 
 /// Structural checks any consistent explicit tableau passes: a strictly lower triangular,
 /// c_i = sum_j a_ij (row-sum condition), sum b = 1 (and sum b_low = 1 for an embedded pair),
-/// and for FSAL the last row of a = b, c_last = 1. Each comparison is to within `tol`.
+/// and for FSAL the last row of a = b, c_last = 1. Each comparison is to within `tol` (a NaN tol
+/// makes every comparison fail, so the result is false; an infinite one makes every one hold).
 template <detail::scheme_shape Sch>
 constexpr bool tableau_is_consistent(long double tol = detail::tableau_tolerance) noexcept {
   return detail::tableau_strictly_lower_triangular<Sch>() && detail::tableau_row_sums_equal_c<Sch>(tol) &&

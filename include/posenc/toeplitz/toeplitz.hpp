@@ -426,10 +426,13 @@ class product_plan {
     const auto& x = X.derived();
     posenc::detail::require<shape_error>(static_cast<std::size_t>(x.rows()) == m_cols, where, "X must have ", m_cols,
                                          " rows (the columns of B), got ", x.rows());
+    // Y's size before any pass over X: m * k was resized unchecked (std::bad_alloc)
+    const std::size_t y_elements = checked::elements(m_rows, static_cast<std::size_t>(checked::extent(x.cols(), where, "columns of X")), where,
+                                                     "Y: rows of B * columns of X");
     posenc::detail::require_finite(x, where, "X");
     auto& y = const_cast<DY&>(Y_.derived());
     if (static_cast<std::size_t>(y.rows()) != m_rows || y.cols() != x.cols())
-      y.resize(static_cast<Eigen::Index>(m_rows), x.cols());
+      checked::allocate(where, "Y", y_elements, sizeof(YS), [&] { y.resize(static_cast<Eigen::Index>(m_rows), x.cols()); });
     const Eigen::Index k = x.cols();
     if constexpr (!is_complex_v<S> && !is_complex_v<XS>) {
       if (m_real) {
@@ -476,7 +479,7 @@ class product_plan {
     using YS = product_scalar<S, typename DX::Scalar>;
     constexpr int cols = DX::ColsAtCompileTime == 1 ? 1 : Eigen::Dynamic;
     constexpr int order = (cols != 1 && DX::IsRowMajor) ? Eigen::RowMajor : Eigen::ColMajor;
-    Eigen::Matrix<YS, Eigen::Dynamic, cols, order> Y(static_cast<Eigen::Index>(m_rows), X.cols());
+    Eigen::Matrix<YS, Eigen::Dynamic, cols, order> Y;  // sized by apply(X, Y), after its checks
     apply(X, Y);
     return Y;
   }
@@ -743,6 +746,12 @@ template <class Derived, class Bucket>
   posenc::detail::require<shape_error>(table.rows() >= 1 && table.cols() >= 1, "toeplitz::head_operators",
                                        "table must be heads x buckets with both >= 1, got [", table.rows(), ", ",
                                        table.cols(), "]");
+  // Every head's plan holds O(rows + cols) coefficients and spectra: bound the total before the
+  // first plan (heads * (rows + cols - 1) was formed unchecked, one plan after another).
+  (void)checked::extent(rows, "toeplitz::head_operators", "rows");
+  (void)checked::extent(cols, "toeplitz::head_operators", "cols");
+  (void)checked::elements(static_cast<std::size_t>(table.rows()), rows + cols, "toeplitz::head_operators",
+                          "heads * (rows + cols - 1)");
   std::vector<product_plan<S>> plans;
   plans.reserve(static_cast<std::size_t>(table.rows()));
   for (Eigen::Index h = 0; h < table.rows(); ++h) {

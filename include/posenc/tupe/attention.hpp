@@ -52,26 +52,45 @@ template <class T>
   return w;
 }
 
-/// logits_h = (q_h)(k_h)^T s + bias_h for every head, where q = x W^Q + b^Q and k = x W^K + b^K
-/// are the projected words ([n, d], head h = columns [h d/H, (h+1) d/H)) and s = cfg.scaling()
-/// (the reference scales the queries: `q = q * scaling`). `logits` is resized to [H, n, n]. The
-/// bias is copied in first and the per-head GEMM accumulates onto it.
+namespace detail {
 template <class T>
-void attention_logits(const config& cfg, detail::mat_ref<T> q, detail::mat_ref<T> k,
-                      const head_stack<T>& bias, head_stack<T>& logits) {
-  constexpr std::string_view where = "tupe::attention_logits";
+void check_logit_inputs(const config& cfg, mat_ref<T> q, mat_ref<T> k, const head_stack<T>& bias, std::string_view where) {
   validate(cfg, where);
   const Index n = bias.size();
   posenc::detail::require<shape_error>(bias.heads() == cfg.heads, where, "bias: expected ", cfg.heads,
                                " heads (config.heads), got ", bias.heads());
   posenc::detail::require_shape(q, n, cfg.d, where, "q (sequence length of the bias x d)");
   posenc::detail::require_shape(k, n, cfg.d, where, "k (sequence length of the bias x d)");
+}
+
+/// attention_logits after its checks (attention_forward checks its own inputs once).
+template <class T>
+void attention_logits_unchecked(const config& cfg, mat_ref<T> q, mat_ref<T> k, const head_stack<T>& bias,
+                                head_stack<T>& logits) {
+  const Index n = bias.size();
   const Index dh = cfg.head_dim();
   const T s = static_cast<T>(cfg.scaling());
   logits.resize(cfg.heads, n);
   logits.flat() = bias.flat();
   for (Index h = 0; h < cfg.heads; ++h)
     logits.head(h).noalias() += (s * q.middleCols(h * dh, dh)) * k.middleCols(h * dh, dh).transpose();
+}
+}  // namespace detail
+
+/// logits_h = (q_h)(k_h)^T s + bias_h for every head, where q = x W^Q + b^Q and k = x W^K + b^K
+/// are the projected words ([n, d], head h = columns [h d/H, (h+1) d/H)) and s = cfg.scaling()
+/// (the reference scales the queries: `q = q * scaling`). `logits` is resized to [H, n, n]. The
+/// bias is copied in first and the per-head GEMM accumulates onto it.
+/// q, k and bias must be finite (non_finite_error naming them: a NaN gave NaN logits silently).
+template <class T>
+void attention_logits(const config& cfg, detail::mat_ref<T> q, detail::mat_ref<T> k,
+                      const head_stack<T>& bias, head_stack<T>& logits) {
+  constexpr std::string_view where = "tupe::attention_logits";
+  detail::check_logit_inputs<T>(cfg, q, k, bias, where);
+  posenc::detail::require_finite(q, where, "q");
+  posenc::detail::require_finite(k, where, "k");
+  posenc::detail::require_finite(bias.flat(), where, "bias");
+  detail::attention_logits_unchecked<T>(cfg, q, k, bias, logits);
 }
 
 /// Row-wise softmax of every head in place. `key_padding_mask` (size n, or empty for none):
@@ -160,7 +179,9 @@ template <class T>
 
   head_stack<T> local;
   head_stack<T>& A = probabilities ? *probabilities : local;
-  attention_logits<T>(cfg, qkv.leftCols(d), qkv.middleCols(d, d), bias, A);
+  // qkv is finite for finite x and weights up to overflow, which masked_softmax reports
+  detail::check_logit_inputs<T>(cfg, qkv.leftCols(d), qkv.middleCols(d, d), bias, where);
+  detail::attention_logits_unchecked<T>(cfg, qkv.leftCols(d), qkv.middleCols(d, d), bias, A);
   masked_softmax(A, key_padding_mask);
 
   matrix<T> ctx(n, d);

@@ -61,6 +61,7 @@ inline void validate(const bucket_spec& spec, std::string_view where) {
                   " (the exact range; num_buckets = ", spec.num_buckets, "), got ", spec.max_distance);
 }
 
+namespace detail {
 /// The bucket of relative position `rel` = j - i for a spec that passed validate(spec) (not
 /// checked here: noexcept and POSENC_HD, for kernels on the host and the device). Never evaluates log(0):
 /// the logarithm is taken only when the distance is >= max_exact >= 1, and distances >=
@@ -89,12 +90,13 @@ inline void validate(const bucket_spec& spec, std::string_view where) {
   if (large > per_dir - 1) large = per_dir - 1;
   return ret + large;
 }
+}  // namespace detail
 
 /// The T5 bucket of the relative position `relative_position` = j - i (key index minus query
 /// index). Throws posenc::invalid_argument for an unusable spec (see validate(bucket_spec)).
 [[nodiscard]] inline int relative_position_bucket(std::int64_t relative_position, const bucket_spec& spec = {}) {
   validate(spec, "tupe::relative_position_bucket");
-  return bucket_unchecked(relative_position, spec);
+  return detail::bucket_unchecked(relative_position, spec);
 }
 
 /// Buckets of every relative position of a length-n sequence: element k is the bucket of
@@ -107,7 +109,7 @@ inline void validate(const bucket_spec& spec, std::string_view where) {
   (void)checked::extent(n, where, "n");  // so 2n - 1 cannot overflow
   std::vector<int> out = checked::make_vector<int>(static_cast<std::size_t>(2 * n - 1), where, "2n - 1 offsets");
   for (Eigen::Index k = 0; k < 2 * n - 1; ++k)
-    out[static_cast<std::size_t>(k)] = bucket_unchecked(static_cast<std::int64_t>(k - (n - 1)), spec);
+    out[static_cast<std::size_t>(k)] = detail::bucket_unchecked(static_cast<std::int64_t>(k - (n - 1)), spec);
   return out;
 }
 

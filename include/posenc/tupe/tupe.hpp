@@ -178,7 +178,8 @@ template <class T>
 
 /// Splits the fused projection of another revision of the reference code
 /// (`pos_proj = nn.Linear(d, 2d)`, outputs reshaped to (2, H, d/H): the first d outputs are the
-/// queries, the last d the keys) into pos_q_* and pos_k_* of `p`. `bias` may be empty.
+/// queries, the last d the keys) into pos_q_* and pos_k_* of `p`. `bias` may be empty. A weight
+/// of another shape than [2d, d] with d >= 1 throws shape_error, a NaN/Inf entry non_finite_error.
 template <class T>
 void set_fused_projection(parameters<T>& p, detail::mat_ref<T> weight,
                           detail::vec_ref<T> bias) {
@@ -186,8 +187,13 @@ void set_fused_projection(parameters<T>& p, detail::mat_ref<T> weight,
   posenc::detail::require<shape_error>(weight.rows() % 2 == 0 && weight.rows() == 2 * weight.cols(), where,
                                "weight: expected shape [2d, d], got [", weight.rows(), ", ", weight.cols(), "]");
   const Index d = weight.cols();
+  // an empty weight passed (d = 0 parameters) and NaN/Inf were copied into p silently
+  posenc::detail::require<shape_error>(d >= 1, where, "weight: expected d >= 1 columns, got shape [", weight.rows(), ", ",
+                                       weight.cols(), "]");
   posenc::detail::require<shape_error>(bias.size() == 0 || bias.size() == 2 * d, where, "bias: expected size 0 or ", 2 * d,
                                ", got ", bias.size());
+  posenc::detail::require_finite(weight, where, "weight");
+  posenc::detail::require_finite(bias, where, "bias");
   p.pos_q_weight = weight.topRows(d);
   p.pos_k_weight = weight.bottomRows(d);
   if (bias.size() == 0) {
@@ -385,7 +391,7 @@ const std::vector<int>& cached_buckets(const config& cfg, Index n, workspace<T>&
       ws.buckets_spec.bidirectional != cfg.buckets.bidirectional) {
     ws.buckets.resize(static_cast<std::size_t>(2 * n - 1));
     for (Index k = 0; k < 2 * n - 1; ++k)
-      ws.buckets[static_cast<std::size_t>(k)] = bucket_unchecked(static_cast<std::int64_t>(k - (n - 1)), cfg.buckets);
+      ws.buckets[static_cast<std::size_t>(k)] = detail::bucket_unchecked(static_cast<std::int64_t>(k - (n - 1)), cfg.buckets);
     ws.buckets_n = n;
     ws.buckets_spec = cfg.buckets;
   }
