@@ -129,6 +129,17 @@ inline bool rotate_heads_portable(T* base, std::ptrdiff_t head_stride, std::size
   return bad;
 }
 
+/// The pairs [body, half) of one head vector v that a vector kernel leaves (fewer than a
+/// vector), rotated portably; true if one of the values written is NaN or Inf (when `check`).
+template <class T, class W>
+inline bool rotate_tail(T* v, const W* c, const W* s, std::size_t half, std::size_t body, bool interleaved, bool check) {
+  if (body >= half) return false;
+  rotate_pairs<T, W>(v, c, s, half, body, half, interleaved);
+  if (!check) return false;
+  return interleaved ? any_non_finite(v + 2 * body, 2 * (half - body))
+                     : any_non_finite(v + body, half - body) || any_non_finite(v + half + body, half - body);
+}
+
 #if POSENC_ROTARY_X86_KERNELS
 
 /// Whether this processor runs the AVX2 + F16C kernels below (checked once).
@@ -180,11 +191,7 @@ __attribute__((target("avx2"))) inline bool rotate_heads_x86(float* base, std::p
         acc = _mm_or_si128(acc, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(ob), exp_mask), exp_mask));
       }
     }
-    if (body < half) {
-      rotate_pairs<float, double>(v, c, s, half, body, half, interleaved);
-      if (check) bad |= interleaved ? any_non_finite(v + 2 * body, 2 * (half - body))
-                                    : any_non_finite(v + body, half - body) || any_non_finite(v + half + body, half - body);
-    }
+    bad |= rotate_tail<float, double>(v, c, s, half, body, interleaved, check);
     if (check) bad |= _mm_testz_si128(acc, acc) == 0;
   }
   return bad;
@@ -258,11 +265,7 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
         acc = _mm_or_si128(acc, _mm_cmpeq_epi16(_mm_and_si128(ob, exp_mask), exp_mask));
       }
     }
-    if (body < half) {
-      rotate_pairs<T, float>(v, c, s, half, body, half, interleaved);
-      if (check) bad |= interleaved ? any_non_finite(v + 2 * body, 2 * (half - body))
-                                    : any_non_finite(v + body, half - body) || any_non_finite(v + half + body, half - body);
-    }
+    bad |= rotate_tail<T, float>(v, c, s, half, body, interleaved, check);
     if (check) bad |= _mm_testz_si128(acc, acc) == 0;
   }
   return bad;
