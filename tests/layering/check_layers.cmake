@@ -115,9 +115,11 @@ set(LIB_OF_cuda cuda)
 # <omp.h>: OpenMP's runtime, from the compiler; core/thread_pool.hpp includes it only where the
 # translation unit is compiled with OpenMP (#if defined(_OPENMP)): one thread budget.
 set(LIB_OF_omp openmp)
-# <immintrin.h>: the x86 intrinsics, from the compiler; rotary/kernels.hpp includes it only on
-# x86-64 under GCC or Clang (not nvcc), for the AVX2 / F16C rotation kernels chosen at run time.
+# <immintrin.h>, <cpuid.h>: the x86 intrinsics and CPUID, from the compiler; rotary/kernels.hpp
+# includes them only on x86-64 under GCC or Clang (not nvcc), for the AVX2 / F16C rotation kernels
+# chosen at run time.
 set(LIB_OF_immintrin x86_intrinsics)
+set(LIB_OF_cpuid x86_intrinsics)
 set(THIRD_PARTY_eigen encoding/ adapters/eigen.hpp device/)
 foreach(f IN LISTS POSENC_FAMILIES)
   list(APPEND THIRD_PARTY_eigen ${f}/)

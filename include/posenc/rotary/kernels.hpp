@@ -31,6 +31,7 @@
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
     !defined(POSENC_NO_X86_KERNELS)
 #define POSENC_ROTARY_X86_KERNELS 1
+#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define POSENC_ROTARY_X86_KERNELS 0
@@ -142,11 +143,15 @@ inline bool rotate_tail(T* v, const W* c, const W* s, std::size_t half, std::siz
 
 #if POSENC_ROTARY_X86_KERNELS
 
-/// Whether this processor runs the AVX2 + F16C kernels below (checked once).
+/// Whether this processor runs the AVX2 + F16C kernels below (checked once): AVX2 as the compiler's
+/// runtime reports it (which includes the operating system's support of the AVX state), F16C from
+/// CPUID leaf 1, ECX bit 29 (Clang's __builtin_cpu_supports does not know "f16c").
 inline bool x86_kernels_available() noexcept {
   static const bool ok = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool f16c = __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1u << 29)) != 0;
+    return __builtin_cpu_supports("avx2") && f16c;
   }();
   return ok;
 }
