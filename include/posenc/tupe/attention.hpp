@@ -169,6 +169,10 @@ template <class T>
   posenc::detail::require_finite(w.in_proj_bias, where, "in_proj_bias");
   posenc::detail::require_finite(w.out_proj_bias, where, "out_proj_bias");
   posenc::detail::require_finite(bias.flat(), where, "bias");
+  if (n == 0) {  // an empty sequence: nothing to attend (and no column block of an empty matrix to form)
+    if (probabilities) *probabilities = head_stack<T>(cfg.heads, 0);
+    return matrix<T>(0, d);
+  }
 
   matrix<T> qkv(n, 3 * d);
   if (w.in_proj_bias.size() != 0)
