@@ -71,6 +71,7 @@ void attention_logits_unchecked(const config& cfg, mat_ref<T> q, mat_ref<T> k, c
   const Index dh = cfg.head_dim();
   const T s = static_cast<T>(cfg.scaling());
   logits.resize(cfg.heads, n);
+  if (n == 0) return;  // no words: no column block of the empty q and k to form
   logits.flat() = bias.flat();
   for (Index h = 0; h < cfg.heads; ++h)
     logits.head(h).noalias() += (s * q.middleCols(h * dh, dh)) * k.middleCols(h * dh, dh).transpose();
