@@ -490,16 +490,16 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   const std::size_t chunks = (S + chunk - 1) / chunk;
   const std::size_t items = chunks * B;  // <= S * B, a product already bounded by q's element count
   const std::size_t parts = std::min(posenc::resolve_threads(opt.threads, where), items);
-  std::vector<coefficients<W>> cos;
-  cos.reserve(parts);
-  cos.emplace_back(f, opt, std::min(S, chunk), std::is_same_v<T, double>, std::is_same_v<T, double>);
-  for (std::size_t t = 1; t < parts; ++t) cos.push_back(cos.front());
+  std::vector<coefficients<W>> coeffs;  // one per thread
+  coeffs.reserve(parts);
+  coeffs.emplace_back(f, opt, std::min(S, chunk), std::is_same_v<T, double>, std::is_same_v<T, double>);
+  for (std::size_t t = 1; t < parts; ++t) coeffs.push_back(coeffs.front());
   std::vector<char> bad(parts, 0);
   const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
   const std::size_t row_bytes = p.head_dim * sizeof(T);
   const bool shared_ids = !ids.empty() && ids.size() == S;
   auto run_part = [&](std::size_t part) {
-    coefficients<W>& co = cos[part];
+    coefficients<W>& co = coeffs[part];
     const auto [i0, i1] = posenc::split_range(static_cast<std::ptrdiff_t>(items), part, parts, 1);
     // heads [h0, h0 + g) of the chunk's n rows, base at the chunk's first row of head h0 of q or k
     auto rotate_group = [&](T* base, std::ptrdiff_t s_stride, std::ptrdiff_t h_stride, std::size_t g, std::size_t n,
