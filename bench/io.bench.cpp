@@ -326,6 +326,19 @@ void BM_config_short_factor(benchmark::State& state) {
   const std::string s = config_short_factor(static_cast<std::size_t>(state.range(0)));
   reader_bench(state, s.size(), [&] { benchmark::DoNotOptimize(posenc::rotary::load_config(s).rope.short_factor.size()); });
 }
+/// The crafted input of issue 26: a longrope config with 10^6 short and 10^6 long factors (8 MB).
+/// A config may give at most rotary::max_config_head_dim / 2 pairs, so load_config parses the
+/// document and throws config_error at the head width: the time and memory of that rejection.
+void BM_config_short_factor_rejected(benchmark::State& state) {
+  const std::string s = config_short_factor(static_cast<std::size_t>(state.range(0)));
+  reader_bench(state, s.size(), [&] {
+    try {
+      benchmark::DoNotOptimize(posenc::rotary::load_config(s).rope.short_factor.size());
+      state.SkipWithError("load_config accepted a head width above rotary::max_config_head_dim");
+    } catch (const posenc::rotary::config_error&) {
+    }
+  });
+}
 void BM_safetensors_header(benchmark::State& state) {
   std::size_t header = 0;
   const auto img = safetensors_header(static_cast<std::size_t>(state.range(0)), header);
@@ -353,4 +366,5 @@ BENCHMARK(BM_json_plain_numbers)->Arg(2'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_json_object_keys)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_json_empty_objects)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_config_short_factor)->Arg(32768)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_config_short_factor_rejected)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_safetensors_header)->Arg(16'000'000)->Unit(benchmark::kMillisecond);

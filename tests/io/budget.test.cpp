@@ -4,12 +4,16 @@
 // comparisons), never by timing.
 #include <doctest/doctest.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <posenc/io/npy.hpp>
@@ -172,4 +176,33 @@ TEST_CASE("safetensors: nested arrays cost a bounded number of bytes per header 
   const std::string flat = inner.substr(0, inner.size() - 1) + ",0]";  // 4097 items
   io_test::require_error([&] { (void)open_mem(io_test::safetensors_image("{\"x\":" + flat + "}", {})); },
                          {"JSON array longer than the limit of 4096 items"});
+}
+
+TEST_CASE("json::value::as_u64 agrees with std::from_chars at every digit count up to 21, at 2^64 - 1 and 2^64") {
+  // as_u64 skips the overflow test for up to 19 digits (all below 10^19 < 2^64): the boundaries of
+  // that shortcut against an independent parse. Leading zeros, signs, fractions and exponents are
+  // not u64 (nullopt) in both.
+  auto fail = [](std::size_t, std::string_view m) { throw posenc::io_error(std::string(m)); };
+  auto reference = [](const std::string& t) -> std::optional<std::uint64_t> {
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
+    return v;
+  };
+  std::vector<std::string> cases = {"0", "7", "18446744073709551615", "18446744073709551616", "99999999999999999999",
+                                    "10000000000000000000", "-1", "1.5", "1e3", "123456789012345678901"};
+  std::string nines, ones;
+  for (int d = 1; d <= 21; ++d) {
+    nines += '9';
+    ones += (d == 1 ? '1' : '0');
+    cases.push_back(nines);
+    cases.push_back(ones);
+  }
+  for (const auto& t : cases) {
+    CAPTURE(t);
+    const auto doc = pio::json::parse("[" + t + "]", fail);
+    const auto got = doc.root().item(0).as_u64();
+    const auto want = t.find_first_not_of("0123456789") == std::string::npos ? reference(t) : std::nullopt;
+    CHECK(got == want);
+  }
 }

@@ -101,8 +101,9 @@ inline constexpr std::uint64_t safetensors_max_header = 100'000'000;  // as the 
 inline constexpr std::size_t safetensors_max_array = 4096;  // longest JSON array accepted (shapes: rank <= 4096)
 
 [[nodiscard]] inline bool safetensors_dtype_from_name(std::string_view s, dtype& out) noexcept {
-  for (dtype t : {dtype::boolean, dtype::u8, dtype::i8, dtype::u16, dtype::i16, dtype::u32, dtype::i32, dtype::u64,
-                  dtype::i64, dtype::f16, dtype::bf16, dtype::f32, dtype::f64})
+  // the floating types first: a model's header names one of them for almost every tensor
+  for (dtype t : {dtype::f32, dtype::bf16, dtype::f16, dtype::f64, dtype::boolean, dtype::u8, dtype::i8, dtype::u16,
+                  dtype::i16, dtype::u32, dtype::i32, dtype::u64, dtype::i64})
     if (safetensors_dtype_name(t) == s) {
       out = t;
       return true;
