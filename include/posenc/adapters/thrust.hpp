@@ -128,17 +128,18 @@ POSENC_HD constexpr bool finite_hd(T v) noexcept {
 /// and backend::eigen, so one stage sum gives the same bits on every backend when the compiler
 /// does not contract a * b + c into an FMA (tests/core/backend_order.test.cpp: a double, a
 /// std::vector<double>{1}, a std::array and an Eigen vector take bitwise the same steps;
-/// tests/thrust/ode.test.cpp: Thrust's CPP system against backend::serial). Contraction changes
-/// the last bit: nvcc contracts by default (--fmad=true), g++ does with -ffp-contract=fast on an
-/// FMA target (-march=haswell and later), so CUDA results agree to rounding, not to the bit.
+/// tests/thrust/ode.test.cpp: Thrust's CPP system, and CUDA on a GPU, against backend::serial).
+/// Each product is rounded on its own (detail::mul_rn): nvcc would otherwise contract c x + acc
+/// into an FMA (its default --fmad=true) and the device results would differ in the last bit.
+/// (g++ contracts host code with -ffp-contract=fast on an FMA target, -march=haswell and later.)
 template <class T, std::size_t N>
 struct linear_combination_fn {
   T* out;
   const T* x[N];
   T c[N];
   POSENC_HD void operator()(std::size_t i) const {
-    T acc = c[N - 1] * x[N - 1][i];
-    for (std::size_t n = N - 1; n-- > 0;) acc = c[n] * x[n][i] + acc;
+    T acc = detail::mul_rn(c[N - 1], x[N - 1][i]);
+    for (std::size_t n = N - 1; n-- > 0;) acc = detail::mul_rn(c[n], x[n][i]) + acc;
     out[i] = acc;
   }
 };

@@ -7,6 +7,8 @@
 // passed through memory and loop set-up per layer (docs/performance/ode.md).
 #pragma once
 
+#include <type_traits>
+
 #include <posenc/version.hpp>
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
@@ -44,3 +46,27 @@
 #define POSENC_ALWAYS_INLINE
 #define POSENC_COLD
 #endif
+
+namespace posenc::detail {
+
+/// a * b rounded on its own: never fused with a neighbouring addition into a multiply-add.
+/// nvcc contracts a * b + c into one FMA in device code by default (-fmad=true), which breaks
+/// the error-free transformations (two_prod's p = a * b must be the rounded product that its
+/// error term fma(a, b, -p) completes: contracted into theta - a * b, the error is counted twice)
+/// and makes device results differ from the host's, whose kernels round each product. In device
+/// code this is __dmul_rn / __fmul_rn, which the compiler never contracts; on the host a * b.
+template <class T>
+POSENC_HD inline T mul_rn(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, double>)
+    return __dmul_rn(a, b);
+  else if constexpr (std::is_same_v<T, float>)
+    return __fmul_rn(a, b);
+  else
+    return a * b;
+#else
+  return a * b;
+#endif
+}
+
+}  // namespace posenc::detail

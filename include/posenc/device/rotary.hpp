@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include <posenc/core/hd.hpp>
 #include <posenc/device/sinusoidal.hpp>
 #include <posenc/device/table.hpp>
 #include <posenc/rotary/apply.hpp>
@@ -59,8 +60,9 @@ struct rotary_fn {
     T* v = x + i * cols + head * head_dim;
     const std::size_t ia = interleaved ? 2 * k : k, ib = interleaved ? 2 * k + 1 : k + half;
     const double a = static_cast<double>(v[ia]), b = static_cast<double>(v[ib]);
-    v[ia] = static_cast<T>(a * p.c - b * p.s);
-    v[ib] = static_cast<T>(a * p.s + b * p.c);
+    using posenc::detail::mul_rn;  // each product rounded, as the host kernels do
+    v[ia] = static_cast<T>(mul_rn(a, p.c) - mul_rn(b, p.s));
+    v[ib] = static_cast<T>(mul_rn(a, p.s) + mul_rn(b, p.c));
   }
 };
 
@@ -135,14 +137,14 @@ struct apply_fn {
     for (std::size_t h = 0; h < qh; ++h) {
       T* v = q + qo + static_cast<std::ptrdiff_t>(h) * q1;
       const double a = static_cast<double>(v[ia]), b = static_cast<double>(v[ib]);
-      v[ia] = static_cast<T>(a * cq - b * sq);
-      v[ib] = static_cast<T>(a * sq + b * cq);
+      v[ia] = static_cast<T>(posenc::detail::mul_rn(a, cq) - posenc::detail::mul_rn(b, sq));
+      v[ib] = static_cast<T>(posenc::detail::mul_rn(a, sq) + posenc::detail::mul_rn(b, cq));
     }
     for (std::size_t h = 0; h < kh; ++h) {
       T* v = k + ko + static_cast<std::ptrdiff_t>(h) * k1;
       const double a = static_cast<double>(v[ia]), b = static_cast<double>(v[ib]);
-      v[ia] = static_cast<T>(a * ck - b * sk);
-      v[ib] = static_cast<T>(a * sk + b * ck);
+      v[ia] = static_cast<T>(posenc::detail::mul_rn(a, ck) - posenc::detail::mul_rn(b, sk));
+      v[ib] = static_cast<T>(posenc::detail::mul_rn(a, sk) + posenc::detail::mul_rn(b, ck));
     }
   }
 };

@@ -82,9 +82,10 @@ POSENC_HD inline dd fast_two_sum(double a, double b) {
   const double s = a + b;
   return {s, b - (s - a)};
 }
-/// a * b exactly, as hi + lo.
+/// a * b exactly, as hi + lo. The product is rounded on its own (mul_rn): contracted by nvcc
+/// into a following subtraction (theta - a * b), the error lo would be counted twice.
 POSENC_HD inline dd two_prod(double a, double b) {
-  const double p = a * b;
+  const double p = posenc::detail::mul_rn(a, b);
   return {p, fma_hd(a, b, -p)};
 }
 
@@ -182,7 +183,8 @@ struct row_phases {
     POSENC_HD exact_phase at(std::size_t i, std::size_t k) const {
       const std::size_t q = i >> block_shift, b = i & (block - 1);
       const double sa = as[q * m + k], ca = ac[q * m + k], sb = os[b * m + k], cb = oc[b * m + k];
-      return {sa * cb + ca * sb, ca * cb - sa * sb};
+      using posenc::detail::mul_rn;  // each product rounded, as on the host
+      return {mul_rn(sa, cb) + mul_rn(ca, sb), mul_rn(ca, cb) - mul_rn(sa, sb)};
     }
   };
   [[nodiscard]] view get() const {
