@@ -54,8 +54,11 @@ struct rot_fn {
   const T* mu;
   POSENC_HD void operator()(std::size_t i) const {
     const std::size_t k = i / 2;
-    const T partner = (i % 2 == 0) ? w[k] * y[i + 1] : -w[k] * y[i - 1];
-    dy[i] = partner - mu[k] * y[i];
+    // products rounded on their own (nvcc would contract them into FMAs in device code), so the
+    // device, host_vector and std::vector right-hand sides are bitwise equal
+    using posenc::detail::mul_rn;
+    const T partner = (i % 2 == 0) ? mul_rn(w[k], y[i + 1]) : -mul_rn(w[k], y[i - 1]);
+    dy[i] = partner - mul_rn(mu[k], y[i]);
   }
 };
 

@@ -166,9 +166,9 @@ struct scaled_square_fn {
   R atol, rtol;
   POSENC_HD R operator()(std::size_t i) const {
     const R a = abs_hd(static_cast<R>(y0[i])), b = abs_hd(static_cast<R>(y1[i]));
-    const R s = atol + rtol * (a > b ? a : b);
+    const R s = atol + mul_rn(rtol, a > b ? a : b);  // products rounded as on the host (mul_rn)
     const R r = static_cast<R>(e[i]) / s;
-    return r * r;
+    return mul_rn(r, r);
   }
 };
 
