@@ -339,6 +339,13 @@ void BM_config_short_factor_rejected(benchmark::State& state) {
     }
   });
 }
+/// The same header's JSON parse alone (what from_bytes does before it builds the tensor list).
+void BM_safetensors_header_json(benchmark::State& state) {
+  std::size_t header = 0;
+  const auto img = safetensors_header(static_cast<std::size_t>(state.range(0)), header);
+  const std::string_view text(reinterpret_cast<const char*>(img.data()) + 8, header);
+  reader_bench(state, header, [&] { benchmark::DoNotOptimize(io::json::parse(text, throwing, 4096).nodes()); });
+}
 void BM_safetensors_header(benchmark::State& state) {
   std::size_t header = 0;
   const auto img = safetensors_header(static_cast<std::size_t>(state.range(0)), header);
@@ -367,4 +374,5 @@ BENCHMARK(BM_json_object_keys)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_json_empty_objects)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_config_short_factor)->Arg(32768)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_config_short_factor_rejected)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_safetensors_header_json)->Arg(16'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_safetensors_header)->Arg(16'000'000)->Unit(benchmark::kMillisecond);
