@@ -305,7 +305,10 @@ class parser {
         keys[k] = j;
         for (std::uint32_t q = 0; q < k; ++q) {
           ++count;
-          if (key_text(keys[q]) == key_text(j)) duplicate(key_text(j));
+          const std::string_view a = key_text(keys[q]), b = key_text(j);
+          // length and first byte before the full comparison (no library call for the usual
+          // distinct keys of a small object, e.g. "dtype" and "shape")
+          if (a.size() == b.size() && (a.empty() || a[0] == b[0]) && a == b) duplicate(b);
         }
       }
       return;

@@ -321,9 +321,11 @@ class safetensors_file {
       // One pass over the entry's members (the parser has rejected duplicate keys).
       std::optional<json::value> dt, sh, off;
       v.for_each_member([&](std::string_view k, const json::value& x) {
-        if (k == "dtype") dt = x;
-        else if (k == "shape") sh = x;
-        else if (k == "data_offsets") off = x;
+        // by first byte, then the whole key (no library call for the keys of other letters)
+        const char c0 = k.empty() ? '\0' : k[0];
+        if (c0 == 'd' && k == "dtype") dt = x;
+        else if (c0 == 's' && k == "shape") sh = x;
+        else if (c0 == 'd' && k == "data_offsets") off = x;
       });
       if (!dt || !dt->is_string()) bad("missing or non-string \"dtype\"");
       if (!detail::safetensors_dtype_from_name(dt->text(), t.type))
