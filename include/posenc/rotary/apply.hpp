@@ -71,6 +71,7 @@
 #include <posenc/core/thread_pool.hpp>
 #include <posenc/encoding/tensor_view.hpp>
 #include <posenc/numeric/phase.hpp>
+#include <posenc/numeric/phase_fill.hpp>
 #include <posenc/rotary/frequencies.hpp>
 #include <posenc/rotary/kernels.hpp>
 #include <posenc/sinusoidal/sinusoidal.hpp>
@@ -123,10 +124,6 @@ namespace detail {
 template <class T>
 inline constexpr bool is_storage_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                                      std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
-
-/// The work type: double for float/double storage, float for the half types.
-template <class T>
-using work_t = std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, double>, double, float>;
 
 using wide = numeric::wide;
 
@@ -196,11 +193,7 @@ class coefficients {
       m_center = opt.xpos.center;
     }
     if (!m_exact) {
-      m_os.resize(rows * m_half);
-      m_oc.resize(rows * m_half);
-      for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t k = 0; k < m_half; ++k)
-          numeric::sincos_angle(static_cast<wide>(r) * m_w[k], m_os[r * m_half + k], m_oc[r * m_half + k]);
+      m_offset.exact(rows, 0, 1, m_w);
       m_as.resize(m_half);
       m_ac.resize(m_half);
     }
@@ -248,15 +241,17 @@ class coefficients {
       for (std::size_t r = 0; r < n; ++r) set(r, x0 + static_cast<wide>(r));
       return;
     }
-    for (std::size_t k = 0; k < m_half; ++k) numeric::sincos_angle(x0 * m_w[k], m_as[k], m_ac[k]);
+    numeric::detail::phase_row(x0, m_w, m_as.data(), m_ac.data());
     for (std::size_t r = 0; r < n; ++r) {
       W* cq = row(r);
       W* sq = cq + m_half;
-      const double* os = m_os.data() + r * m_half;
-      const double* oc = m_oc.data() + r * m_half;
+      const double* os = m_offset.sin_row(r);
+      const double* oc = m_offset.cos_row(r);
       for (std::size_t k = 0; k < m_half; ++k) {
-        cq[k] = static_cast<W>((m_ac[k] * oc[k] - m_as[k] * os[k]) * m_factor);
-        sq[k] = static_cast<W>((m_as[k] * oc[k] + m_ac[k] * os[k]) * m_factor);
+        double s, c;
+        numeric::detail::angle_sum(m_as[k], m_ac[k], os[k], oc[k], s, c);
+        cq[k] = static_cast<W>(c * m_factor);
+        sq[k] = static_cast<W>(s * m_factor);
       }
     }
   }
@@ -274,7 +269,8 @@ class coefficients {
   std::vector<numeric::frequency3> m_w3;  // double storage: the exact frequencies
   std::vector<wide> m_logzeta;
   wide m_center = 0;
-  std::vector<double> m_os, m_oc, m_as, m_ac;  // offset phases (rows x half), the run's anchor phase
+  numeric::detail::phase_rows<double> m_offset;  // the offset phases e^{i r w} (rows x half)
+  std::vector<double> m_as, m_ac;                 // the run's anchor phase e^{i x0 w}
 };
 
 template <class T, std::size_t R>
@@ -473,7 +469,7 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   const bool has_k = k.data != nullptr || k.elements() != 0;
   const std::size_t B = q.sizes[0], S = q.sizes[2];
   if (B == 0 || S == 0 || q.sizes[3] == 0) return;
-  using W = work_t<T>;
+  using W = numeric::rotation_work_t<T>;
   // Chunks of 256 positions: their coefficients (256 KiB for head_dim 128 in double) are formed
   // once per chunk (shared by consecutive sequences at the same offset) and stay in L2. Within a
   // chunk, groups of `group` heads go through the chunk's rows together: a row's coefficients are
@@ -609,7 +605,7 @@ void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seql
   const std::size_t tokens = q.sizes[0];
   const std::size_t B = cu_seqlens.size() - 1;
   if (tokens == 0 || q.sizes[2] == 0) return;
-  using W = work_t<T>;
+  using W = numeric::rotation_work_t<T>;
   // blocks of at most 64 tokens of one sequence: tokens / 64 + B of them, at most 2 * tokens
   std::vector<row_block> blocks;
   blocks.reserve(std::min(checked::add(tokens / 64, B, where, "tokens / 64 + batch"), 2 * tokens));
@@ -697,7 +693,7 @@ void apply_ragged_ids(ragged_view<T> q, ragged_view<T> k, std::span<const std::i
                                        q.sizes[0], "), got ", ids.size());
   check_position_ids(ids, opt, where);
   if (q.sizes[0] == 0 || q.sizes[2] == 0) return;
-  using W = work_t<T>;
+  using W = numeric::rotation_work_t<T>;
   if (rotate_blocks<T, W>(position_blocks(ids), q, k, has_k, ids, f, opt, p, where)) fail_non_finite(q, k, where);
 }
 
