@@ -9,7 +9,8 @@
 //  - phase_row / phase_rows: e^{i (x0 + r dx) w_k} for r < rows, each row exact or by doubling;
 //  - anchor_phases: the anchors e^{i (x0 + q block step) w_k} as T2[q / C] * T1[q % C] of two
 //    small phase_rows;
-//  - round_certified: a float rounding decided by an error bound (the float tables' certificate).
+//  - round_certified / certified_as: a float rounding decided by an error bound (the float
+//    tables' certificate), and its check when an entry is looked at again.
 // They are building blocks on caller-sized buffers (posenc::numeric::detail: the tables and the
 // rotary application validate their inputs first). Each routine does the arithmetic the tables
 // did in their own copies (the same operations in the same order), so the tables are bitwise
@@ -127,6 +128,17 @@ inline int round_certified(double v, double e, float& out) {
   const float lo = static_cast<float>(v - e), hi = static_cast<float>(v + e);
   out = lo;
   return static_cast<int>(lo != hi);
+}
+
+/// Whether `stored`, written by round_certified from a value v (rounded to T), is certified by a
+/// recomputation v2 of v within e: v2's float rounding is decided and is `stored`. The check
+/// that a rare undecided entry makes again: comparing with the stored value keeps the
+/// certificate sound where v2 differs from v in its last bits (a compiler may contract a product
+/// and a sum into a fused multiply-add in one of the two places and not in the other).
+template <class T>
+inline bool certified_as(double v2, double e, T stored) {
+  float r;
+  return round_certified(v2, e, r) == 0 && static_cast<T>(r) == stored;
 }
 
 }  // namespace posenc::numeric::detail

@@ -63,6 +63,7 @@ inline constexpr bool table_type_v = narrow_v<T> || std::is_same_v<T, double> ||
 
 using numeric::detail::anchor_phases;  // the phase fill (posenc/numeric/phase_fill.hpp)
 using numeric::detail::angle_sum;
+using numeric::detail::certified_as;
 using numeric::detail::phase_rows;
 using numeric::detail::round_certified;
 
@@ -153,9 +154,8 @@ void fill_narrow(const frequencies& f, std::uint64_t first, std::size_t count, T
         const W p = static_cast<W>(a + b);
         for (std::size_t k = 0; k < m; ++k) {
           double s, c;
-          float unused;
           angle_sum(pas[k], pac[k], sb[k], cb[k], s, c);
-          if ((round_certified(s, pe[k], unused) | round_certified(c, pe[k], unused)) != 0)
+          if (!certified_as(s, pe[k], sr[k]) || !certified_as(c, pe[k], cr[k]))
             direct_entry(p * f.inv_freq[k], static_cast<long double>(af), sr[k], cr[k]);
         }
       }

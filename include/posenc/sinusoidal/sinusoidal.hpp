@@ -47,6 +47,7 @@ using sinusoidal::frequencies_wide;
 /// (posenc/numeric/phase_fill.hpp).
 using numeric::sincos_angle;
 using numeric::detail::anchor_phases;
+using numeric::detail::certified_as;
 using numeric::detail::phase_row;
 using numeric::detail::phase_rows;
 using numeric::detail::round_certified;
@@ -147,16 +148,17 @@ inline void fill_float_certified(float* data, std::size_t length, std::size_t d,
     std::vector<float> scratch(d);
     // The undecided entries of row r = anchor +- offset (rare: a value within its bound of a float
     // rounding boundary) are evaluated directly: sin/cos of the long double phase, rounded once.
+    // An entry is kept only where its recomputed value certifies the value stored (certified_as).
     const auto fix = [&](std::size_t r, float* out, const double* bs, const double* bc, double sign) {
       const wide x = first + static_cast<wide>(r) * step;
       for (std::size_t k = 0; k < m; ++k) {
         const double vs = as[k] * bc[k] + sign * (ac[k] * bs[k]), vc = ac[k] * bc[k] - sign * (as[k] * bs[k]);
-        float unused;
-        if ((round_certified(vs, err[k], unused) | round_certified(vc, err[k], unused)) == 0) continue;
+        const std::size_t js = inter ? 2 * k : k, jc = inter ? 2 * k + 1 : m + k;
+        if (certified_as(vs, err[k], out[js]) && certified_as(vc, err[k], out[jc])) continue;
         double sd, cd;
         sincos_angle(x * w[k], sd, cd);
-        out[inter ? 2 * k : k] = static_cast<float>(sd);
-        out[inter ? 2 * k + 1 : m + k] = static_cast<float>(cd);
+        out[js] = static_cast<float>(sd);
+        out[jc] = static_cast<float>(cd);
       }
     };
     for (std::size_t q = q0; q < q1; ++q) {
