@@ -14,7 +14,7 @@
 // They are building blocks on caller-sized buffers (posenc::numeric::detail: the tables and the
 // rotary application validate their inputs first). Each routine does the arithmetic the tables
 // did in their own copies (the same operations in the same order), so the tables are bitwise
-// what they were (tests/numeric/phase_fill.test.cpp checks the routines against exact phases;
+// what they were (tests/core/phase_fill.test.cpp checks the routines against exact phases;
 // tests/sinusoidal/table.test.cpp and tests/rotary/table.test.cpp the tables).
 #pragma once
 
@@ -46,7 +46,8 @@ inline void phase_row(wide x, std::span<const wide> w, W* s, W* c) {
 ///  - exact: every row from its phase (sincos_angle);
 ///  - doubling: row 0 and the rows 2^j exact, row r = row (r - 2^j) * e^{i 2^j dx w} (2^j the
 ///    highest bit of r): at most log2(rows) rounded products from exact values (absolute error
-///    below 2^-48 in double for rows <= 64), log2(rows) + 1 phase evaluations a column.
+///    below 2^-48 in double for rows <= 64 from e^{i x0 w} e^{i r dx w}, tests/core/
+///    phase_fill.test.cpp), log2(rows) + 1 phase evaluations a column.
 template <class W>
 struct phase_rows {
   std::vector<W> s, c;
