@@ -132,7 +132,7 @@ void BM_frequencies(benchmark::State& state) {
 /// AVX2 / F16C kernel where the processor has it), finite check on, half layout.
 template <class T>
 void BM_kernel(benchmark::State& state) {
-  using W = posenc::rotary::detail::work_t<T>;
+  using W = posenc::numeric::rotation_work_t<T>;
   namespace rd = posenc::rotary::detail;
   const std::size_t n = H * S * D, half = D / 2, rows = H * S;
   auto q = filled<T>(n);

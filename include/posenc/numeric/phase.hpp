@@ -22,10 +22,23 @@ namespace posenc::numeric {
 /// The type in which phases are formed (x87 extended precision on x86-64: 64-bit significand).
 using wide = long double;
 
-/// The precision in which the products of unit complex numbers of a T table are formed:
-/// long double for long double tables, double otherwise.
+/// The working precisions of a storage type T (float, double, long double, or a 16-bit type such
+/// as Eigen::half and Eigen::bfloat16), the one place they are chosen:
+///  - phase: where phases are evaluated and unit complex numbers e^{i x w} multiplied (the phase
+///    tables of numeric/phase_fill.hpp, the sinusoidal and rotary tables' anchors): long double
+///    for long double, double for every narrower type;
+///  - rotation: where stored values are combined with cos/sin coefficients (a c - b s in the
+///    rotary kernels): float for the types narrower than float (binary16, bfloat16), else the
+///    phase precision.
 template <class T>
-using work_t = std::conditional_t<std::is_same_v<T, long double>, long double, double>;
+struct work_precision {
+  using phase = std::conditional_t<std::is_same_v<T, long double>, long double, double>;
+  using rotation = std::conditional_t<(sizeof(T) < sizeof(float)), float, phase>;
+};
+template <class T>
+using phase_work_t = typename work_precision<T>::phase;
+template <class T>
+using rotation_work_t = typename work_precision<T>::rotation;
 
 /// (sin, cos) of a long double angle theta, reduced modulo 2 pi with a three-part Cody-Waite
 /// constant (P1 has 35 significant bits, so n * P1 is exact for |n| < 2^(digits - 35)); the

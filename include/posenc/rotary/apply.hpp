@@ -50,17 +50,15 @@
 // at 0, non-decreasing and ending at the token count, offsets >= 0 and offsets + length within
 // opt.max_positions (when set), NaN/Inf in q or k (opt.check_finite, checked in the same pass: the
 // error is thrown after the pass, the contents of q and k are then unspecified).
+//
+// Three headers: the options, positions and validation (posenc/rotary/apply_plan.hpp), the
+// per-position coefficients (posenc/rotary/coefficients.hpp) and the passes over q and k (here).
 #pragma once
 
-#include <Eigen/Core>
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <limits>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -69,251 +67,16 @@
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/thread_pool.hpp>
-#include <posenc/encoding/tensor_view.hpp>
 #include <posenc/numeric/phase.hpp>
+#include <posenc/rotary/apply_plan.hpp>
+#include <posenc/rotary/coefficients.hpp>
 #include <posenc/rotary/frequencies.hpp>
 #include <posenc/rotary/kernels.hpp>
 #include <posenc/sinusoidal/sinusoidal.hpp>
 
 namespace posenc::rotary {
 
-/// Which columns of a head form the rotated pairs.
-///  - layout::interleaved: (2k, 2k+1) (RoFormer, GPT-J, Meta's LLaMA reference code);
-///  - layout::half: (k, k + rotary_dim/2) ("rotate_half": GPT-NeoX, Hugging Face LLaMA).
-using layout = sinusoidal::layout;
-
-/// A strided view of a caller's buffer (posenc/encoding/tensor_view.hpp); the apply functions need
-/// the last stride to be 1 (head_dim contiguous).
-using posenc::tensor_view;
-
-/// [batch, heads, seq, head_dim]
-template <class T>
-using dense_view = tensor_view<T, 4>;
-/// [tokens, heads, head_dim]
-template <class T>
-using ragged_view = tensor_view<T, 3>;
-
-/// xPos (Sun et al. 2023): per-pair decay zeta_k = (2k / rotary_dim + gamma) / (1 + gamma); q at
-/// position n is scaled by zeta_k^((n - center) / scale_base), k by zeta_k^(-(n - center) / scale_base).
-/// torchscale's XPOS uses gamma = 0.4, scale_base = 512 and centers the exponent on the middle of
-/// the sequence (center = (length + offset) / 2 rounded toward -inf, negated); the center cancels in
-/// every q-k product and only keeps the scales in range.
-struct xpos_options {
-  bool enabled = false;
-  double gamma = 0.4;         ///< > 0
-  double scale_base = 512.0;  ///< > 0
-  double center = 0.0;        ///< position subtracted in the exponent
-};
-
-struct apply_options {
-  rotary::layout layout = rotary::layout::interleaved;
-  std::size_t rotary_dim = 0;     ///< 0: 2 * freqs.inv_freq.size(); else must equal it (even, <= head_dim)
-  std::uint64_t max_positions = 0;  ///< > 0: every position must be < max_positions (a table length)
-  bool check_finite = true;       ///< NaN/Inf in q or k -> non_finite_error (same pass)
-  xpos_options xpos{};
-  /// Cores the call uses: 1 (default) the calling thread only, 0 all hardware threads, n <= 1024
-  /// (posenc::max_threads) at most n; the rotation is memory-bound, so a second core moves more
-  /// bytes. The result is bitwise the same for every count (each thread rotates whole chunks of
-  /// positions exactly as one thread would). OpenMP regions inside are limited to one thread.
-  std::size_t threads = 1;
-};
-
 namespace detail {
-
-template <class T>
-inline constexpr bool is_storage_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                     std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
-
-/// The work type: double for float/double storage, float for the half types.
-template <class T>
-using work_t = std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, double>, double, float>;
-
-using wide = numeric::wide;
-
-/// Validated plan of one application.
-struct apply_plan {
-  std::size_t half;       // pairs
-  std::size_t head_dim;
-  bool interleaved;
-  bool xpos;
-  bool check_finite;
-};
-
-/// The frequencies' validator (rotary::validate in frequencies.hpp: finite inv_freq >= 0 and an
-/// attention factor > 0, as tables require).
-inline void check_frequencies(const frequencies& f, std::string_view where) { (void)rotary::validate(f, where); }
-
-inline apply_plan make_apply_plan(std::size_t head_dim, const frequencies& f, const apply_options& opt, std::string_view where) {
-  check_frequencies(f, where);
-  const std::size_t rd = opt.rotary_dim == 0 ? 2 * f.inv_freq.size() : opt.rotary_dim;
-  posenc::detail::require(rd % 2 == 0, where, "options.rotary_dim: expected an even rotary_dim, got ", rd);
-  posenc::detail::require<shape_error>(rd == 2 * f.inv_freq.size(), where,
-                                       "options.rotary_dim: expected 2 * freqs.inv_freq.size() = ",
-                                       2 * f.inv_freq.size(), ", got ", rd);
-  posenc::detail::require<shape_error>(rd <= head_dim, where, "rotary_dim: expected rotary_dim <= head_dim = ", head_dim,
-                                       ", got ", rd);
-  posenc::detail::require(opt.layout == layout::interleaved || opt.layout == layout::half, where,
-                          "options.layout: expected layout::interleaved or layout::half");
-  if (opt.xpos.enabled) {
-    posenc::detail::require<non_finite_error>(
-        std::isfinite(opt.xpos.gamma) && std::isfinite(opt.xpos.scale_base) && std::isfinite(opt.xpos.center), where,
-        "options.xpos: expected finite gamma, scale_base and center, got ", opt.xpos.gamma, ", ", opt.xpos.scale_base,
-        ", ", opt.xpos.center);
-    posenc::detail::require(opt.xpos.gamma > 0 && opt.xpos.scale_base > 0, where,
-                            "options.xpos: expected gamma > 0 and scale_base > 0, got ", opt.xpos.gamma, " and ",
-                            opt.xpos.scale_base);
-  }
-  return {rd / 2, head_dim, opt.layout == layout::interleaved, opt.xpos.enabled, opt.check_finite};
-}
-
-/// Per-position coefficients for a chunk of positions: for row r, cq/sq (for q) and ck/sk (for k;
-/// the same as q's unless xPos) of every pair. Rows are either set one by one (set: the exact
-/// phase of each position) or as a run of consecutive integer positions x0, x0 + 1, ...
-/// (set_run): with `exact` every row is an exact phase; otherwise (float and half storage) the
-/// run's first row is an exact phase e^{i x0 w} and row r is its product with the exact offset
-/// phase e^{i r w} (tabulated once), in double: within ~2^-52 of the exact cos/sin, far below
-/// the rounding to float that follows, and 64 times fewer sin/cos evaluations.
-template <class W>
-class coefficients {
- public:
-  coefficients(const frequencies& f, const apply_options& opt, std::size_t rows, bool exact, bool f64 = false)
-      : m_half(f.inv_freq.size()),
-        m_w(f.inv_freq),
-        m_factor(f.attention_factor),
-        m_xpos(opt.xpos.enabled),
-        m_exact(exact || opt.xpos.enabled || f64),
-        m_f64(f64),
-        m_c(rows * m_half * (m_xpos ? 4 : 2)) {
-    if (m_f64) {
-      m_w3.resize(m_half);
-      for (std::size_t k = 0; k < m_half; ++k) m_w3[k] = frequency3_of(f, k);
-    }
-    if (m_xpos) {
-      m_logzeta.resize(m_half);
-      const wide g = opt.xpos.gamma, d = static_cast<wide>(2 * m_half);
-      for (std::size_t k = 0; k < m_half; ++k)
-        m_logzeta[k] = std::log((static_cast<wide>(2 * k) / d + g) / (1 + g)) / static_cast<wide>(opt.xpos.scale_base);
-      m_center = opt.xpos.center;
-    }
-    if (!m_exact) {
-      m_os.resize(rows * m_half);
-      m_oc.resize(rows * m_half);
-      for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t k = 0; k < m_half; ++k)
-          numeric::sincos_angle(static_cast<wide>(r) * m_w[k], m_os[r * m_half + k], m_oc[r * m_half + k]);
-      m_as.resize(m_half);
-      m_ac.resize(m_half);
-    }
-  }
-  /// Fill row r for position x (exact phase).
-  void set(std::size_t r, wide x) {
-    W* cq = row(r);
-    W* sq = cq + m_half;
-    if (m_f64 && !m_xpos) {  // double storage: the exact phase, the attention factor in one rounding
-      const double xh = static_cast<double>(x), xl = static_cast<double>(x - static_cast<wide>(xh));
-      for (std::size_t k = 0; k < m_half; ++k) {
-        double s, c;
-        numeric::sincos_phase(xh, xl, m_w3[k], m_factor, s, c);
-        cq[k] = static_cast<W>(c);
-        sq[k] = static_cast<W>(s);
-      }
-      return;
-    }
-    for (std::size_t k = 0; k < m_half; ++k) {
-      double s, c;
-      if (m_f64) {
-        const double xh = static_cast<double>(x), xl = static_cast<double>(x - static_cast<wide>(xh));
-        numeric::sincos_phase(xh, xl, m_w3[k], 1.0, s, c);
-      } else {
-        numeric::sincos_angle(x * m_w[k], s, c);
-      }
-      if (!m_xpos) {
-        cq[k] = static_cast<W>(c * m_factor);
-        sq[k] = static_cast<W>(s * m_factor);
-      } else {
-        const wide e = (x - m_center) * m_logzeta[k];
-        const double up = static_cast<double>(std::exp(e)), down = static_cast<double>(std::exp(-e));
-        W* ck = sq + m_half;
-        W* sk = ck + m_half;
-        cq[k] = static_cast<W>(c * m_factor * up);
-        sq[k] = static_cast<W>(s * m_factor * up);
-        ck[k] = static_cast<W>(c * m_factor * down);
-        sk[k] = static_cast<W>(s * m_factor * down);
-      }
-    }
-  }
-  /// Fill rows 0..n-1 for the positions x0, x0 + 1, ..., x0 + n - 1 (n <= rows).
-  void set_run(std::size_t n, wide x0) {
-    if (m_exact) {
-      for (std::size_t r = 0; r < n; ++r) set(r, x0 + static_cast<wide>(r));
-      return;
-    }
-    for (std::size_t k = 0; k < m_half; ++k) numeric::sincos_angle(x0 * m_w[k], m_as[k], m_ac[k]);
-    for (std::size_t r = 0; r < n; ++r) {
-      W* cq = row(r);
-      W* sq = cq + m_half;
-      const double* os = m_os.data() + r * m_half;
-      const double* oc = m_oc.data() + r * m_half;
-      for (std::size_t k = 0; k < m_half; ++k) {
-        cq[k] = static_cast<W>((m_ac[k] * oc[k] - m_as[k] * os[k]) * m_factor);
-        sq[k] = static_cast<W>((m_as[k] * oc[k] + m_ac[k] * os[k]) * m_factor);
-      }
-    }
-  }
-  [[nodiscard]] const W* q(std::size_t r) const { return m_c.data() + r * m_half * (m_xpos ? 4 : 2); }
-  [[nodiscard]] const W* k(std::size_t r) const { return q(r) + (m_xpos ? 2 * m_half : 0); }
-  [[nodiscard]] std::size_t half() const { return m_half; }
-
- private:
-  W* row(std::size_t r) { return m_c.data() + r * m_half * (m_xpos ? 4 : 2); }
-  std::size_t m_half;
-  const std::vector<wide>& m_w;
-  double m_factor;
-  bool m_xpos, m_exact, m_f64;
-  std::vector<W> m_c;
-  std::vector<numeric::frequency3> m_w3;  // double storage: the exact frequencies
-  std::vector<wide> m_logzeta;
-  wide m_center = 0;
-  std::vector<double> m_os, m_oc, m_as, m_ac;  // offset phases (rows x half), the run's anchor phase
-};
-
-template <class T, std::size_t R>
-void check_view(const tensor_view<T, R>& v, std::string_view name, std::string_view where) {
-  posenc::detail::require<shape_error>(v.data != nullptr || v.elements() == 0, where, name,
-                                       ": expected a non-null data pointer for ", v.elements(), " elements");
-  posenc::detail::require<shape_error>(v.strides[R - 1] == 1 || v.sizes[R - 1] <= 1, where, name, ".strides[", R - 1,
-                                       "]: expected 1 (a contiguous head_dim), got ", v.strides[R - 1]);
-  for (std::size_t j = 0; j < R; ++j)
-    posenc::detail::require<shape_error>(v.strides[j] >= 0, where, name, ".strides[", j,
-                                         "]: expected a non-negative stride, got ", v.strides[j]);
-}
-
-/// Index of the first non-finite entry of a view (for the error message), as "[i0, i1, ...]".
-template <class T, std::size_t R>
-std::string first_non_finite(const tensor_view<T, R>& v) {
-  std::array<std::size_t, R> idx{};
-  const std::size_t n = v.elements();
-  for (std::size_t e = 0; e < n; ++e) {
-    std::size_t rest = e;
-    std::ptrdiff_t off = 0;
-    for (std::size_t j = R; j-- > 0;) {
-      idx[j] = rest % v.sizes[j];
-      rest /= v.sizes[j];
-      off += static_cast<std::ptrdiff_t>(idx[j]) * v.strides[j];
-    }
-    if (!std::isfinite(static_cast<double>(load<T, double>(v.data[off])))) {
-      std::string s = "[";
-      for (std::size_t j = 0; j < R; ++j) s += (j ? ", " : "") + std::to_string(idx[j]);
-      return s + "]";
-    }
-  }
-  return "(none)";
-}
-
-template <class I>
-std::int64_t as_i64(I v) {
-  return static_cast<std::int64_t>(v);
-}
 
 /// The shared core: rotate rows r = 0..rows-1 of q (row r at q_row(r), heads of q at q_head_stride) and of k,
 /// row r at position pos(r) (consecutive: pos(r) = pos(0) + r, integers), with the coefficients co
@@ -413,49 +176,6 @@ inline void add_blocks(std::vector<row_block>& blocks, std::size_t first, std::s
     blocks.push_back({first + r0, std::min<std::size_t>(64, rows - r0), pos0 + static_cast<std::int64_t>(r0), consecutive});
 }
 
-template <class T, std::size_t R>
-[[noreturn]] void fail_non_finite(const tensor_view<T, R>& q, const tensor_view<T, R>& k, std::string_view where) {
-  std::string at = first_non_finite(q);
-  std::string name = "q";
-  if (at == "(none)" && k.data != nullptr) {
-    at = first_non_finite(k);
-    name = "k";
-  }
-  posenc::detail::fail<non_finite_error>(where, "q/k: expected finite values, found NaN or Inf (first non-finite entry after "
-                                                "the rotation: ", name, at, "; q and k are left partly rotated)");
-}
-
-/// Validate a dense application (host or device: only sizes, strides and the host-side offsets are read).
-template <class T>
-apply_plan validate_dense(const dense_view<T>& q, const dense_view<T>& k, const frequencies& f,
-                          std::span<const std::int64_t> offsets, const apply_options& opt, std::string_view where) {
-  check_view(q, "q", where);
-  const bool has_k = k.data != nullptr || k.elements() != 0;
-  if (has_k) {
-    check_view(k, "k", where);
-    posenc::detail::require<shape_error>(k.sizes[0] == q.sizes[0] && k.sizes[2] == q.sizes[2] && k.sizes[3] == q.sizes[3],
-                                         where, "k: expected [batch, heads, seq, head_dim] = [", q.sizes[0], ", *, ",
-                                         q.sizes[2], ", ", q.sizes[3], "] as q, got [", k.sizes[0], ", ", k.sizes[1],
-                                         ", ", k.sizes[2], ", ", k.sizes[3], "]");
-  }
-  const apply_plan p = make_apply_plan(q.sizes[3], f, opt, where);
-  const std::size_t B = q.sizes[0], S = q.sizes[2];
-  posenc::detail::require<shape_error>(offsets.empty() || offsets.size() == B, where,
-                                       "offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
-                                       offsets.size());
-  for (std::size_t b = 0; b < offsets.size(); ++b) {
-    posenc::detail::require(offsets[b] >= 0, where, "offsets[", b, "]: expected a position >= 0, got ", offsets[b]);
-    posenc::detail::require(offsets[b] <= (std::int64_t{1} << 53) - static_cast<std::int64_t>(S), where, "offsets[", b,
-                            "] + seq: expected <= 2^53, got ", offsets[b], " + ", S);
-    posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(offsets[b]) + S <= opt.max_positions,
-                            where, "offsets[", b, "] + seq: expected <= max_positions = ", opt.max_positions, ", got ",
-                            offsets[b], " + ", S);
-  }
-  posenc::detail::require(offsets.size() == B || opt.max_positions == 0 || S <= opt.max_positions, where,
-                          "seq: expected <= max_positions = ", opt.max_positions, ", got ", S);
-  return p;
-}
-
 /// The dense application with positions offsets[b] + s (offsets as int64).
 template <class T>
 void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::span<const std::int64_t> offsets,
@@ -473,7 +193,7 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   const bool has_k = k.data != nullptr || k.elements() != 0;
   const std::size_t B = q.sizes[0], S = q.sizes[2];
   if (B == 0 || S == 0 || q.sizes[3] == 0) return;
-  using W = work_t<T>;
+  using W = numeric::rotation_work_t<T>;
   // Chunks of 256 positions: their coefficients (256 KiB for head_dim 128 in double) are formed
   // once per chunk (shared by consecutive sequences at the same offset) and stay in L2. Within a
   // chunk, groups of `group` heads go through the chunk's rows together: a row's coefficients are
@@ -556,48 +276,6 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   if (std::find(bad.begin(), bad.end(), char{1}) != bad.end()) fail_non_finite(q, k, where);
 }
 
-/// Validate a ragged application (host or device: only sizes, strides and the host-side spans are read).
-template <class T, class I>
-apply_plan validate_ragged(const ragged_view<T>& q, const ragged_view<T>& k, std::span<const I> cu_seqlens,
-                           std::span<const I> offsets, const frequencies& f, const apply_options& opt,
-                           std::string_view where) {
-  check_view(q, "q", where);
-  const bool has_k = k.data != nullptr || k.elements() != 0;
-  if (has_k) {
-    check_view(k, "k", where);
-    posenc::detail::require<shape_error>(k.sizes[0] == q.sizes[0] && k.sizes[2] == q.sizes[2], where,
-                                         "k: expected [tokens, heads, head_dim] = [", q.sizes[0], ", *, ", q.sizes[2],
-                                         "] as q, got [", k.sizes[0], ", ", k.sizes[1], ", ", k.sizes[2], "]");
-  }
-  const apply_plan p = make_apply_plan(q.sizes[2], f, opt, where);
-  const std::size_t tokens = q.sizes[0];
-  posenc::detail::require<shape_error>(!cu_seqlens.empty(), where,
-                                       "cu_seqlens: expected batch + 1 >= 1 offsets, got an empty span");
-  const std::size_t B = cu_seqlens.size() - 1;
-  posenc::detail::require(as_i64(cu_seqlens[0]) == 0, where, "cu_seqlens[0]: expected 0, got ", as_i64(cu_seqlens[0]));
-  for (std::size_t b = 0; b < B; ++b)
-    posenc::detail::require(as_i64(cu_seqlens[b + 1]) >= as_i64(cu_seqlens[b]), where,
-                            "cu_seqlens: expected non-decreasing offsets, got cu_seqlens[", b, "] = ",
-                            as_i64(cu_seqlens[b]), " > cu_seqlens[", b + 1, "] = ", as_i64(cu_seqlens[b + 1]));
-  posenc::detail::require<shape_error>(as_i64(cu_seqlens[B]) == static_cast<std::int64_t>(tokens), where,
-                                       "cu_seqlens: expected the last offset to equal the token count ", tokens,
-                                       ", got ", as_i64(cu_seqlens[B]));
-  posenc::detail::require<shape_error>(offsets.empty() || offsets.size() == B, where,
-                                       "offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
-                                       offsets.size());
-  for (std::size_t b = 0; b < B; ++b) {
-    const std::int64_t o = offsets.empty() ? 0 : as_i64(offsets[b]);
-    const std::int64_t len = as_i64(cu_seqlens[b + 1]) - as_i64(cu_seqlens[b]);
-    posenc::detail::require(o >= 0, where, "offsets[", b, "]: expected a position >= 0, got ", o);
-    posenc::detail::require(o <= (std::int64_t{1} << 53) - len, where, "offsets[", b,
-                            "] + length: expected <= 2^53, got ", o, " + ", len);
-    posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(o + len) <= opt.max_positions, where,
-                            "offsets[", b, "] + length of sequence ", b, ": expected <= max_positions = ",
-                            opt.max_positions, ", got ", o, " + ", len);
-  }
-  return p;
-}
-
 template <class T, class I>
 void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seqlens, std::span<const I> offsets,
                   const frequencies& f, const apply_options& opt) {
@@ -609,7 +287,7 @@ void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seql
   const std::size_t tokens = q.sizes[0];
   const std::size_t B = cu_seqlens.size() - 1;
   if (tokens == 0 || q.sizes[2] == 0) return;
-  using W = work_t<T>;
+  using W = numeric::rotation_work_t<T>;
   // blocks of at most 64 tokens of one sequence: tokens / 64 + B of them, at most 2 * tokens
   std::vector<row_block> blocks;
   blocks.reserve(std::min(checked::add(tokens / 64, B, where, "tokens / 64 + batch"), 2 * tokens));
@@ -619,19 +297,6 @@ void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seql
     add_blocks(blocks, t0, len, offsets.empty() ? 0 : as_i64(offsets[b]), true);
   }
   if (rotate_blocks<T, W>(blocks, q, k, has_k, {}, f, opt, p, where)) fail_non_finite(q, k, where);
-}
-
-/// Check explicit positions: each in [0, 2^53) and below opt.max_positions when set (no std::abs:
-/// INT64_MIN is rejected as negative like any other).
-inline void check_position_ids(std::span<const std::int64_t> ids, const apply_options& opt, std::string_view where) {
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    posenc::detail::require(ids[i] >= 0, where, "position_ids[", i, "]: expected a position >= 0, got ", ids[i]);
-    posenc::detail::require(ids[i] < (std::int64_t{1} << 53), where, "position_ids[", i,
-                            "]: expected a position < 2^53, got ", ids[i]);
-    posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(ids[i]) < opt.max_positions, where,
-                            "position_ids[", i, "]: expected a position < max_positions = ", opt.max_positions, ", got ",
-                            ids[i]);
-  }
 }
 
 /// The blocks of rows [0, n) whose positions are ids[0..n): maximal runs of consecutive positions
@@ -697,7 +362,7 @@ void apply_ragged_ids(ragged_view<T> q, ragged_view<T> k, std::span<const std::i
                                        q.sizes[0], "), got ", ids.size());
   check_position_ids(ids, opt, where);
   if (q.sizes[0] == 0 || q.sizes[2] == 0) return;
-  using W = work_t<T>;
+  using W = numeric::rotation_work_t<T>;
   if (rotate_blocks<T, W>(position_blocks(ids), q, k, has_k, ids, f, opt, p, where)) fail_non_finite(q, k, where);
 }
 
@@ -721,30 +386,6 @@ void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, std::span<const I>
   detail::apply_ragged<T, I>(q, k, cu_seqlens, offsets, freqs, opt);
 }
 
-/// The validation of apply_inplace (shapes, strides, frequencies, options, offsets) without the
-/// application: for callers that rotate elsewhere (posenc/device/rotary.hpp).
-template <class T>
-void validate_apply(const dense_view<T>& q, const dense_view<T>& k, const frequencies& freqs,
-                    std::span<const std::int64_t> offsets, const apply_options& opt, std::string_view where) {
-  (void)detail::validate_dense(q, k, freqs, offsets, opt, where);
-}
-
-/// The validation of apply_ragged_inplace without the application.
-template <class T, std::integral I>
-void validate_apply_ragged(const ragged_view<T>& q, const ragged_view<T>& k, std::span<const I> cu_seqlens,
-                     std::span<const I> offsets, const frequencies& freqs, const apply_options& opt,
-                     std::string_view where) {
-  (void)detail::validate_ragged(q, k, cu_seqlens, offsets, freqs, opt, where);
-}
-
-/// Explicit per-token positions (transformers' position_ids: left padding, packed sequences,
-/// speculative decoding), int64, each in [0, 2^53) and below apply_options::max_positions when set.
-/// A distinct type so that the offsets overloads stay unambiguous.
-struct position_ids {
-  explicit position_ids(std::span<const std::int64_t> v) noexcept : ids(v) {}
-  std::span<const std::int64_t> ids;
-};
-
 /// Rotate q and k ([batch, heads, seq, head_dim]) in place at explicit positions: pos.ids holds
 /// seq positions (shared by every sequence, transformers' [1, seq]) or batch * seq ([batch, seq],
 /// row-major). Positions offsets[b] + s give bitwise the result of the offsets overload.
@@ -762,19 +403,6 @@ template <class T>
 void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, position_ids pos, const frequencies& freqs,
                           const apply_options& opt = {}) {
   detail::apply_ragged_ids<T>(q, k, pos.ids, freqs, opt);
-}
-
-/// The xPos decay of pair k of a rotary_dim-wide head: zeta_k = (2k / rotary_dim + gamma) / (1 + gamma).
-/// Throws invalid_argument unless rotary_dim is even and >= 2, k < rotary_dim / 2 and gamma > 0.
-inline double xpos_zeta(std::size_t k, std::size_t rotary_dim, double gamma = 0.4) {
-  constexpr std::string_view where = "rotary::xpos_zeta";
-  posenc::detail::require(rotary_dim >= 2 && rotary_dim % 2 == 0, where,
-                          "rotary_dim: expected an even rotary_dim >= 2, got ", rotary_dim);
-  posenc::detail::require(k < rotary_dim / 2, where, "k: expected a pair index k < rotary_dim / 2 = ", rotary_dim / 2,
-                          ", got ", k);
-  posenc::detail::require<non_finite_error>(std::isfinite(gamma), where, "gamma: expected a finite value, got ", gamma);
-  posenc::detail::require(gamma > 0, where, "gamma: expected gamma > 0, got ", gamma);
-  return (static_cast<double>(2 * k) / static_cast<double>(rotary_dim) + gamma) / (1.0 + gamma);
 }
 
 }  // namespace posenc::rotary

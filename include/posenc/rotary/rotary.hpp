@@ -87,7 +87,7 @@ inline frequencies options_frequencies(const row_heads& p, const options& opt) {
 template <class T>
 void apply_inplace(T* x, std::size_t rows, std::size_t stride, const row_heads& p, const options& opt,
                    std::span<const double> positions) {
-  using W = rotary::detail::work_t<T>;
+  using W = numeric::rotation_work_t<T>;
   const frequencies f = options_frequencies(p, opt);
   apply_options ao;
   ao.layout = opt.layout;

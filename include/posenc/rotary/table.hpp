@@ -35,6 +35,7 @@
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/table.hpp>
 #include <posenc/numeric/phase.hpp>
+#include <posenc/numeric/phase_fill.hpp>
 #include <posenc/rotary/frequencies.hpp>
 
 namespace posenc::rotary {
@@ -59,6 +60,12 @@ inline constexpr bool narrow_v = std::is_same_v<T, float> || std::is_same_v<T, E
 
 template <class T>
 inline constexpr bool table_type_v = narrow_v<T> || std::is_same_v<T, double> || std::is_same_v<T, long double>;
+
+using numeric::detail::anchor_phases;  // the phase fill (posenc/numeric/phase_fill.hpp)
+using numeric::detail::angle_sum;
+using numeric::detail::certified_as;
+using numeric::detail::phase_rows;
+using numeric::detail::round_certified;
 
 /// The frequencies' validator (rotary::validate in frequencies.hpp), under the name tables use.
 inline std::size_t validate_frequencies(const frequencies& f, std::string_view where) {
@@ -92,33 +99,11 @@ inline void duplicate_row(T* row, std::size_t m, table_layout lay) {
   if (lay == table_layout::duplicated) std::copy(row, row + m, row + m);
 }
 
-/// rows x m table of (sin, cos)(r * step * w_k) in double: rows 0 and 2^j evaluated exactly
-/// (numeric::sincos_angle), row r = row(r - 2^j) * row(2^j) (2^j the highest bit of r): at most
-/// log2(rows) rounded complex products from exact values (absolute error < 2^-48 for rows <= 64).
-inline void doubling_rows(std::size_t rows, std::uint64_t step, const frequencies& f, std::vector<double>& s,
-                          std::vector<double>& c) {
-  const std::size_t m = f.inv_freq.size();
-  s.assign(rows * m, 0.0);
-  c.assign(rows * m, 1.0);
-  for (std::size_t p = 1; p < rows; p *= 2) {
-    double* ps = &s[p * m];
-    double* pc = &c[p * m];
-    for (std::size_t k = 0; k < m; ++k)
-      numeric::sincos_angle(static_cast<numeric::wide>(p * step) * f.inv_freq[k], ps[k], pc[k]);
-    for (std::size_t r = p + 1; r < std::min(rows, 2 * p); ++r)
-      for (std::size_t k = 0; k < m; ++k) {
-        const double as = s[(r - p) * m + k], ac = c[(r - p) * m + k];
-        s[r * m + k] = as * pc[k] + ac * ps[k];
-        c[r * m + k] = ac * pc[k] - as * ps[k];
-      }
-  }
-}
-
 /// The fast narrow-type fill of rows [first, first + count). Rows come in runs of B = 64 from an
 /// anchor a: entry (a + b, k) = anchor(a) * offset(b) by angle addition in double, where
 /// offset(b) = e^{i b w} (doubling table, B rows), anchor(a) = T2[e] * T1[c] with T1 the doubling
-/// table of steps B (C rows) and T2 exact at first + e B C. Every such value is within a rigorous
-/// absolute bound E of the sine/cosine of the long double phase (p * w): the products' and
+/// table of steps B (C rows) and T2 exact at first + e B C (numeric/phase_fill.hpp). Every such
+/// value is within a rigorous absolute bound E of the sine/cosine of the long double phase (p * w): the products' and
 /// tables' roundings (< 2^-46, taken as 2^-44), the phase roundings |p w - sum of the parts' long
 /// double phases| <= 8 * 2^-64 p w (taken as 2^-58 (a + B) w), and the reductions' 2^-62 each.
 /// The float rounding of v is taken when float(v - E) == float(v + E), which proves it is the
@@ -133,35 +118,24 @@ void fill_narrow(const frequencies& f, std::uint64_t first, std::size_t count, T
   const std::size_t anchors = (count + B - 1) / B;
   std::size_t C = 1;
   while (C < 64 && C * C < anchors) ++C;  // T1 rows ~ sqrt(anchors), at most 64 (doubling error bound)
-  const std::size_t E = (anchors + C - 1) / C;
-  std::vector<double> s0, c0, s1, c1, s2(E * m), c2(E * m);
-  doubling_rows(B, 1, f, s0, c0);
-  doubling_rows(C, B, f, s1, c1);
-  for (std::size_t e = 0; e < E; ++e)
-    for (std::size_t k = 0; k < m; ++k)
-      numeric::sincos_angle(static_cast<W>(first + e * B * C) * f.inv_freq[k], s2[e * m + k], c2[e * m + k]);
+  phase_rows<double> offset;
+  offset.doubling(B, 0, 1, f.inv_freq);
+  const anchor_phases<double> anchor(anchors, C, static_cast<W>(first), 1, B, f.inv_freq, false, true);
   const double af = f.attention_factor;
   constexpr double abs_err = 0x1p-44, phase_rel = 0x1p-58, out_rel = 0x1p-52;
   std::vector<double> as(m), ac(m), err(m);
   for (std::size_t q = 0; q < anchors; ++q) {
-    const std::size_t e = q / C, cc = q % C;
     const std::uint64_t a = first + q * B;
-    {
-      const double* __restrict ps2 = &s2[e * m];
-      const double* __restrict pc2 = &c2[e * m];
-      const double* __restrict ps1 = &s1[cc * m];
-      const double* __restrict pc1 = &c1[cc * m];
-      for (std::size_t k = 0; k < m; ++k) {
-        as[k] = (ps2[k] * pc1[k] + pc2[k] * ps1[k]) * af;
-        ac[k] = (pc2[k] * pc1[k] - ps2[k] * ps1[k]) * af;
-        err[k] = (abs_err + static_cast<double>(static_cast<W>(a + B) * f.inv_freq[k]) * phase_rel) * af +
-                 af * out_rel;
-      }
+    anchor.get(q, as.data(), ac.data());
+    for (std::size_t k = 0; k < m; ++k) {
+      as[k] *= af;
+      ac[k] *= af;
+      err[k] = (abs_err + static_cast<double>(static_cast<W>(a + B) * f.inv_freq[k]) * phase_rel) * af + af * out_rel;
     }
     const std::size_t nb = std::min(B, count - q * B);
     for (std::size_t b = 0; b < nb; ++b) {
-      const double* __restrict sb = &s0[b * m];
-      const double* __restrict cb = &c0[b * m];
+      const double* __restrict sb = offset.sin_row(b);
+      const double* __restrict cb = offset.cos_row(b);
       const double* __restrict pas = as.data();
       const double* __restrict pac = ac.data();
       const double* __restrict pe = err.data();
@@ -169,22 +143,19 @@ void fill_narrow(const frequencies& f, std::uint64_t first, std::size_t count, T
       T* __restrict sr = sin + (q * B + b) * stride;
       int undecided = 0;
       for (std::size_t k = 0; k < m; ++k) {
-        const double s = pas[k] * cb[k] + pac[k] * sb[k];
-        const double c = pac[k] * cb[k] - pas[k] * sb[k];
-        // float(s - E) == float(s + E) implies both equal float(s) (rounding is monotone)
-        const float sl = static_cast<float>(s - pe[k]), sh = static_cast<float>(s + pe[k]);
-        const float cl = static_cast<float>(c - pe[k]), ch = static_cast<float>(c + pe[k]);
-        undecided |= static_cast<int>(sl != sh) | static_cast<int>(cl != ch);
+        double s, c;
+        angle_sum(pas[k], pac[k], sb[k], cb[k], s, c);
+        float sl, cl;  // float(s -+ E) equal implies both equal float(s) (rounding is monotone)
+        undecided |= round_certified(s, pe[k], sl) | round_certified(c, pe[k], cl);
         sr[k] = static_cast<T>(sl);
         cr[k] = static_cast<T>(cl);
       }
       if (undecided != 0) {  // rare: a value lies within its error bound of a float rounding boundary
         const W p = static_cast<W>(a + b);
         for (std::size_t k = 0; k < m; ++k) {
-          const double s = pas[k] * cb[k] + pac[k] * sb[k];
-          const double c = pac[k] * cb[k] - pas[k] * sb[k];
-          if (static_cast<float>(s - pe[k]) != static_cast<float>(s + pe[k]) ||
-              static_cast<float>(c - pe[k]) != static_cast<float>(c + pe[k]))
+          double s, c;
+          angle_sum(pas[k], pac[k], sb[k], cb[k], s, c);
+          if (!certified_as(s, pe[k], sr[k]) || !certified_as(c, pe[k], cr[k]))
             direct_entry(p * f.inv_freq[k], static_cast<long double>(af), sr[k], cr[k]);
         }
       }

@@ -31,6 +31,7 @@
 #include <posenc/core/thread_pool.hpp>
 #include <posenc/encoding/table.hpp>
 #include <posenc/numeric/phase.hpp>
+#include <posenc/numeric/phase_fill.hpp>
 #include <posenc/sinusoidal/options.hpp>
 
 namespace posenc::sinusoidal {
@@ -42,72 +43,14 @@ using wide = numeric::wide;
 // Promoted to posenc/sinusoidal/options.hpp; the detail names stay for the rotary family.
 using sinusoidal::frequencies_wide;
 
-/// The exact-phase sine and cosine (promoted to posenc/numeric/phase.hpp).
+/// The exact-phase sine and cosine (promoted to posenc/numeric/phase.hpp) and the phase fill
+/// (posenc/numeric/phase_fill.hpp).
 using numeric::sincos_angle;
-
-/// rows x m table of e^{i (x0 + r dx) w_k}, r < rows, split into sine and cosine arrays.
-/// compute(): every row exact (sincos_angle). compute_by_doubling(): only row 0 and the rows
-/// 2^j are exact; row r = row (r - 2^j) * row 2^j (2^j the highest bit of r), so each entry is
-/// at most log2(rows) rounded complex products away from exact values (a few 1e-16 in double).
-template <class W>
-struct phase_table {
-  std::vector<W> s, c;
-  std::size_t m = 0;
-  void compute(std::size_t rows, std::size_t m_, wide x0, wide dx, const std::vector<wide>& w) {
-    m = m_;
-    s.resize(rows * m);
-    c.resize(rows * m);
-    for (std::size_t r = 0; r < rows; ++r) {
-      const wide x = x0 + static_cast<wide>(r) * dx;
-      for (std::size_t k = 0; k < m; ++k) sincos_angle(x * w[k], s[r * m + k], c[r * m + k]);
-    }
-  }
-  void compute_by_doubling(std::size_t rows, std::size_t m_, wide x0, wide dx, const std::vector<wide>& w) {
-    m = m_;
-    s.resize(rows * m);
-    c.resize(rows * m);
-    std::vector<W> ps(m), pc(m);
-    for (std::size_t k = 0; k < m; ++k) sincos_angle(x0 * w[k], s[k], c[k]);
-    for (std::size_t p = 1; p < rows; p *= 2) {
-      for (std::size_t k = 0; k < m; ++k) sincos_angle(static_cast<wide>(p) * dx * w[k], ps[k], pc[k]);
-      for (std::size_t r = p; r < std::min(rows, 2 * p); ++r) {
-        const W* __restrict as = &s[(r - p) * m];
-        const W* __restrict ac = &c[(r - p) * m];
-        W* __restrict os = &s[r * m];
-        W* __restrict oc = &c[r * m];
-        for (std::size_t k = 0; k < m; ++k) {
-          os[k] = as[k] * pc[k] + ac[k] * ps[k];
-          oc[k] = ac[k] * pc[k] - as[k] * ps[k];
-        }
-      }
-    }
-  }
-  void build(bool exact, std::size_t rows, std::size_t m_, wide x0, wide dx, const std::vector<wide>& w) {
-    if (exact)
-      compute(rows, m_, x0, dx, w);
-    else
-      compute_by_doubling(rows, m_, x0, dx, w);
-  }
-};
-
-/// Write one output row: the rotation (as, ac) * (bs, bc), rounded to T, in the layout.
-template <class T, class W>
-inline void write_row(T* __restrict out, const W* __restrict as, const W* __restrict ac, const W* __restrict bs,
-                      const W* __restrict bc, std::size_t m, layout lay, bool pad) {
-  if (lay == layout::interleaved) {
-    for (std::size_t k = 0; k < m; ++k) {
-      out[2 * k] = static_cast<T>(as[k] * bc[k] + ac[k] * bs[k]);
-      out[2 * k + 1] = static_cast<T>(ac[k] * bc[k] - as[k] * bs[k]);
-    }
-  } else {
-    T* __restrict oc = out + m;
-    for (std::size_t k = 0; k < m; ++k) {
-      out[k] = static_cast<T>(as[k] * bc[k] + ac[k] * bs[k]);
-      oc[k] = static_cast<T>(ac[k] * bc[k] - as[k] * bs[k]);
-    }
-  }
-  if (pad) out[2 * m] = T(0);
-}
+using numeric::detail::anchor_phases;
+using numeric::detail::certified_as;
+using numeric::detail::phase_row;
+using numeric::detail::phase_rows;
+using numeric::detail::round_certified;
 
 /// Write the two rows a + b and a - b from one anchor a = (as, ac) and one offset b = (bs, bc):
 /// the four products are shared (sin(a +- b) = sa cb +- ca sb, cos(a +- b) = ca cb -+ sa sb).
@@ -154,9 +97,6 @@ inline void write_row(T* __restrict out, const W* __restrict s, const W* __restr
   if (pad) out[2 * m] = T(0);
 }
 
-template <class T>
-using work_t = numeric::work_t<T>;
-
 /// Float tables: the products of fill_unchecked taken in double and each entry's float rounding
 /// certified. Every double value v is within E = 2^-44 + 2^-58 (|x_anchor| + |first| + B |step|) w
 /// of sin/cos of the long double phase x w (the doubling tables' and products' roundings stay
@@ -170,13 +110,9 @@ template <bool Inter>
 inline int certified_row(float* __restrict out, const double* __restrict vs, const double* __restrict vc,
                          const double* __restrict pe, std::size_t m) {
   int undecided = 0;
-  for (std::size_t k = 0; k < m; ++k) {
-    const float sl = static_cast<float>(vs[k] - pe[k]), sh = static_cast<float>(vs[k] + pe[k]);
-    const float cl = static_cast<float>(vc[k] - pe[k]), ch = static_cast<float>(vc[k] + pe[k]);
-    undecided |= static_cast<int>(sl != sh) | static_cast<int>(cl != ch);
-    out[Inter ? 2 * k : k] = sl;
-    out[Inter ? 2 * k + 1 : m + k] = cl;
-  }
+  for (std::size_t k = 0; k < m; ++k)
+    undecided |= round_certified(vs[k], pe[k], out[Inter ? 2 * k : k]) |
+                 round_certified(vc[k], pe[k], out[Inter ? 2 * k + 1 : m + k]);
   return undecided;
 }
 
@@ -190,24 +126,17 @@ inline int certified_row_pair(float* __restrict plus, float* __restrict minus, c
   for (std::size_t k = 0; k < m; ++k) {
     const double p1 = as[k] * bc[k], p2 = ac[k] * bs[k], p3 = ac[k] * bc[k], p4 = as[k] * bs[k];
     const double e = pe[k];
-    const float psl = static_cast<float>(p1 + p2 - e), psh = static_cast<float>(p1 + p2 + e);
-    const float pcl = static_cast<float>(p3 - p4 - e), pch = static_cast<float>(p3 - p4 + e);
-    const float msl = static_cast<float>(p1 - p2 - e), msh = static_cast<float>(p1 - p2 + e);
-    const float mcl = static_cast<float>(p3 + p4 - e), mch = static_cast<float>(p3 + p4 + e);
-    undecided |= static_cast<int>(psl != psh) | static_cast<int>(pcl != pch) | static_cast<int>(msl != msh) |
-                 static_cast<int>(mcl != mch);
-    plus[Inter ? 2 * k : k] = psl;
-    plus[Inter ? 2 * k + 1 : m + k] = pcl;
-    minus[Inter ? 2 * k : k] = msl;
-    minus[Inter ? 2 * k + 1 : m + k] = mcl;
+    undecided |= round_certified(p1 + p2, e, plus[Inter ? 2 * k : k]) |
+                 round_certified(p3 - p4, e, plus[Inter ? 2 * k + 1 : m + k]) |
+                 round_certified(p1 - p2, e, minus[Inter ? 2 * k : k]) |
+                 round_certified(p3 + p4, e, minus[Inter ? 2 * k + 1 : m + k]);
   }
   return undecided;
 }
 
 inline void fill_float_certified(float* data, std::size_t length, std::size_t d, std::size_t stride,
-                                 const options& opt, const std::vector<wide>& w, std::size_t B, std::size_t C,
-                                 const phase_table<double>& t0, const phase_table<double>& t1,
-                                 const phase_table<double>& t2) {
+                                 const options& opt, const std::vector<wide>& w, std::size_t B,
+                                 const phase_rows<double>& t0, const anchor_phases<double>& anchor) {
   const std::size_t m = d / 2;
   const bool pad = d % 2 != 0;
   const bool inter = opt.layout == layout::interleaved;
@@ -219,37 +148,28 @@ inline void fill_float_certified(float* data, std::size_t length, std::size_t d,
     std::vector<float> scratch(d);
     // The undecided entries of row r = anchor +- offset (rare: a value within its bound of a float
     // rounding boundary) are evaluated directly: sin/cos of the long double phase, rounded once.
+    // An entry is kept only where its recomputed value certifies the value stored (certified_as).
     const auto fix = [&](std::size_t r, float* out, const double* bs, const double* bc, double sign) {
       const wide x = first + static_cast<wide>(r) * step;
       for (std::size_t k = 0; k < m; ++k) {
         const double vs = as[k] * bc[k] + sign * (ac[k] * bs[k]), vc = ac[k] * bc[k] - sign * (as[k] * bs[k]);
-        const double e = err[k];
-        if (static_cast<float>(vs - e) == static_cast<float>(vs + e) &&
-            static_cast<float>(vc - e) == static_cast<float>(vc + e))
-          continue;
+        const std::size_t js = inter ? 2 * k : k, jc = inter ? 2 * k + 1 : m + k;
+        if (certified_as(vs, err[k], out[js]) && certified_as(vc, err[k], out[jc])) continue;
         double sd, cd;
         sincos_angle(x * w[k], sd, cd);
-        out[inter ? 2 * k : k] = static_cast<float>(sd);
-        out[inter ? 2 * k + 1 : m + k] = static_cast<float>(cd);
+        out[js] = static_cast<float>(sd);
+        out[jc] = static_cast<float>(cd);
       }
     };
     for (std::size_t q = q0; q < q1; ++q) {
-      const std::size_t e = q / C, c = q % C;
-      const double* __restrict s2 = &t2.s[e * m];
-      const double* __restrict c2 = &t2.c[e * m];
-      const double* __restrict s1 = &t1.s[c * m];
-      const double* __restrict c1 = &t1.c[c * m];
       const std::size_t mid = q * block + B;  // rows mid - B .. mid + B - 1
       const wide xa = first + static_cast<wide>(mid) * step;
       const double reach = static_cast<double>(std::abs(xa) + std::abs(first) + static_cast<wide>(B) * std::abs(step));
       double* __restrict pas = as.data();
       double* __restrict pac = ac.data();
       double* __restrict pe = err.data();
-      for (std::size_t k = 0; k < m; ++k) {
-        pas[k] = s2[k] * c1[k] + c2[k] * s1[k];
-        pac[k] = c2[k] * c1[k] - s2[k] * s1[k];
-        pe[k] = 0x1p-44 + reach * static_cast<double>(w[k]) * 0x1p-58;
-      }
+      anchor.get(q, pas, pac);
+      for (std::size_t k = 0; k < m; ++k) pe[k] = 0x1p-44 + reach * static_cast<double>(w[k]) * 0x1p-58;
       if (mid < length) {
         float* out = data + mid * stride;
         const int u = inter ? certified_row<true>(out, pas, pac, pe, m) : certified_row<false>(out, pas, pac, pe, m);
@@ -261,8 +181,8 @@ inline void fill_float_certified(float* data, std::size_t length, std::size_t d,
         const bool has_plus = b < B && mid + b < length;
         float* plus = has_plus ? data + (mid + b) * stride : scratch.data();
         float* minus = data + (mid - b) * stride;
-        const double* bs = &t0.s[b * m];
-        const double* bc = &t0.c[b * m];
+        const double* bs = t0.sin_row(b);
+        const double* bc = t0.cos_row(b);
         const int u = inter ? certified_row_pair<true>(plus, minus, pas, pac, bs, bc, pe, m)
                             : certified_row_pair<false>(plus, minus, pas, pac, bs, bc, pe, m);
         if (pad) plus[2 * m] = minus[2 * m] = 0.0f;
@@ -285,7 +205,7 @@ inline void fill_float_certified(float* data, std::size_t length, std::size_t d,
 /// built by doubling in double and the products taken in double (fill_float_certified).
 template <class T>
 void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stride, const options& opt) {
-  using W = work_t<T>;
+  using W = numeric::phase_work_t<T>;
   constexpr bool exact_rows = !std::is_same_v<T, float>;
   const std::size_t m = d / 2;
   const bool pad = d % 2 != 0;
@@ -298,32 +218,23 @@ void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stri
   const std::size_t block = 2 * B;
   std::size_t C = 1;
   while (C * C * block < length) ++C;
-  const std::size_t E = (length + block * C - 1) / (block * C);
+  const std::size_t anchors = (length + block - 1) / block;  // anchor q: rows q*2B .. q*2B + 2B - 1
   const wide step = opt.position_step, first = opt.first_position;
-  phase_table<W> t0w, t1, t2;
-  t0w.build(exact_rows, B + 1, m, 0, step, w);
-  t1.build(exact_rows, C, m, 0, step * static_cast<wide>(block), w);
-  t2.build(exact_rows, E, m, first + step * static_cast<wide>(B), step * static_cast<wide>(block * C), w);
+  phase_rows<W> t0w;
+  t0w.build(exact_rows, B + 1, 0, step, w);
+  const anchor_phases<W> anchor(anchors, C, first + step * static_cast<wide>(B), step, block, w, exact_rows,
+                                exact_rows);
   if constexpr (std::is_same_v<T, float>) {
-    fill_float_certified(data, length, d, stride, opt, w, B, C, t0w, t1, t2);
+    fill_float_certified(data, length, d, stride, opt, w, B, t0w, anchor);
     return;
   }
   std::vector<T> t0s(t0w.s.begin(), t0w.s.end()), t0c(t0w.c.begin(), t0w.c.end());
-  const std::size_t anchors = (length + block - 1) / block;  // anchor q: rows q*2B .. q*2B + 2B - 1
   posenc::parallel_chunks(anchors, posenc::resolve_threads(opt.threads, "sinusoidal"), [&](std::size_t q0, std::size_t q1) {
     std::vector<T> as(m), ac(m), scratch(d);
     for (std::size_t q = q0; q < q1; ++q) {
-      const std::size_t e = q / C, c = q % C;
-      const W* __restrict s2 = &t2.s[e * m];
-      const W* __restrict c2 = &t2.c[e * m];
-      const W* __restrict s1 = &t1.s[c * m];
-      const W* __restrict c1 = &t1.c[c * m];
       T* __restrict ps = as.data();
       T* __restrict pc = ac.data();
-      for (std::size_t k = 0; k < m; ++k) {
-        ps[k] = static_cast<T>(s2[k] * c1[k] + c2[k] * s1[k]);
-        pc[k] = static_cast<T>(c2[k] * c1[k] - s2[k] * s1[k]);
-      }
+      anchor.get(q, ps, pc);
       const std::size_t mid = q * block + B;  // rows mid - B .. mid + B - 1
       if (mid < length) write_row(data + mid * stride, ps, pc, m, opt.layout, pad);  // b = 0
       for (std::size_t b = 1; b <= B; ++b) {
@@ -339,7 +250,7 @@ void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stri
 template <class T>
 void fill_at_unchecked(std::span<const double> positions, T* data, std::size_t d, std::size_t stride,
                        const options& opt) {
-  using W = work_t<T>;
+  using W = numeric::phase_work_t<T>;
   const std::size_t m = d / 2;
   const bool pad = d % 2 != 0;
   const auto w = frequencies_wide(m, opt);
@@ -347,7 +258,7 @@ void fill_at_unchecked(std::span<const double> positions, T* data, std::size_t d
     std::vector<W> s(m), c(m);
     for (std::size_t i = i0; i < i1; ++i) {
       const wide x = positions[i];
-      for (std::size_t k = 0; k < m; ++k) sincos_angle(x * w[k], s[k], c[k]);
+      phase_row(x, std::span<const wide>(w), s.data(), c.data());
       write_row(data + i * stride, s.data(), c.data(), m, opt.layout, pad);
     }
   });
@@ -483,7 +394,7 @@ posenc::matrix<T> rotation(double phi, std::size_t d, const options& opt = {}) {
   auto M = posenc::detail::allocate_matrix<posenc::matrix<T>>(d, d, where, "d", "d");
   M.setZero();
   for (std::size_t k = 0; k < m; ++k) {
-    detail::work_t<T> s, c;
+    numeric::phase_work_t<T> s, c;
     detail::sincos_angle(static_cast<detail::wide>(phi) * w[k], s, c);
     const auto [js, jc] = detail::columns(k, m, opt.layout);
     const auto is = static_cast<Eigen::Index>(js), ic = static_cast<Eigen::Index>(jc);
@@ -611,7 +522,7 @@ class time_dynamics {
     detail::require_state(p, dp, m_d, "sinusoidal::time_dynamics");
     const bool column = p.cols() == 1 && m_d != 1;
     for (std::size_t k = 0; k < m_m; ++k) {
-      detail::work_t<T> s, c;
+      numeric::phase_work_t<T> s, c;
       detail::sincos_angle(static_cast<detail::wide>(tau) * m_w[k], s, c);
       const auto [js, jc] = detail::columns(k, m_m, m_layout);
       const auto is = static_cast<Eigen::Index>(js), ic = static_cast<Eigen::Index>(jc);

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+// What one rotary application is, and its validation: the layouts and strided views of q and k,
+// apply_options (with xPos), explicit position_ids, and the checks that rotary::apply_inplace and
+// apply_ragged_inplace (posenc/rotary/apply.hpp) make before they touch memory: shapes and strides
+// of q and k, an even rotary_dim <= head_dim matching the frequencies, cu_seqlens and offsets, the
+// positions against 2^53 and opt.max_positions; validate_apply / validate_apply_ragged make them
+// alone, for callers that rotate elsewhere (posenc/device/rotary.hpp). Every failure is a
+// posenc::error subclass whose message names the argument.
+#pragma once
+
+#include <Eigen/Core>
+#include <array>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <posenc/core/error.hpp>
+#include <posenc/encoding/tensor_view.hpp>
+#include <posenc/numeric/phase.hpp>
+#include <posenc/rotary/frequencies.hpp>
+#include <posenc/rotary/kernels.hpp>
+#include <posenc/sinusoidal/options.hpp>
+
+namespace posenc::rotary {
+
+/// Which columns of a head form the rotated pairs.
+///  - layout::interleaved: (2k, 2k+1) (RoFormer, GPT-J, Meta's LLaMA reference code);
+///  - layout::half: (k, k + rotary_dim/2) ("rotate_half": GPT-NeoX, Hugging Face LLaMA).
+using layout = sinusoidal::layout;
+
+/// A strided view of a caller's buffer (posenc/encoding/tensor_view.hpp); the apply functions need
+/// the last stride to be 1 (head_dim contiguous).
+using posenc::tensor_view;
+
+/// [batch, heads, seq, head_dim]
+template <class T>
+using dense_view = tensor_view<T, 4>;
+/// [tokens, heads, head_dim]
+template <class T>
+using ragged_view = tensor_view<T, 3>;
+
+/// xPos (Sun et al. 2023): per-pair decay zeta_k = (2k / rotary_dim + gamma) / (1 + gamma); q at
+/// position n is scaled by zeta_k^((n - center) / scale_base), k by zeta_k^(-(n - center) / scale_base).
+/// torchscale's XPOS uses gamma = 0.4, scale_base = 512 and centers the exponent on the middle of
+/// the sequence (center = (length + offset) / 2 rounded toward -inf, negated); the center cancels in
+/// every q-k product and only keeps the scales in range.
+struct xpos_options {
+  bool enabled = false;
+  double gamma = 0.4;         ///< > 0
+  double scale_base = 512.0;  ///< > 0
+  double center = 0.0;        ///< position subtracted in the exponent
+};
+
+struct apply_options {
+  rotary::layout layout = rotary::layout::interleaved;
+  std::size_t rotary_dim = 0;     ///< 0: 2 * freqs.inv_freq.size(); else must equal it (even, <= head_dim)
+  std::uint64_t max_positions = 0;  ///< > 0: every position must be < max_positions (a table length)
+  bool check_finite = true;       ///< NaN/Inf in q or k -> non_finite_error (same pass)
+  xpos_options xpos{};
+  /// Cores the call uses: 1 (default) the calling thread only, 0 all hardware threads, n <= 1024
+  /// (posenc::max_threads) at most n; the rotation is memory-bound, so a second core moves more
+  /// bytes. The result is bitwise the same for every count (each thread rotates whole chunks of
+  /// positions exactly as one thread would). OpenMP regions inside are limited to one thread.
+  std::size_t threads = 1;
+};
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_storage_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                     std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+
+using wide = numeric::wide;
+
+/// Validated plan of one application.
+struct apply_plan {
+  std::size_t half;       // pairs
+  std::size_t head_dim;
+  bool interleaved;
+  bool xpos;
+  bool check_finite;
+};
+
+/// The frequencies' validator (rotary::validate in frequencies.hpp: finite inv_freq >= 0 and an
+/// attention factor > 0, as tables require).
+inline void check_frequencies(const frequencies& f, std::string_view where) { (void)rotary::validate(f, where); }
+
+inline apply_plan make_apply_plan(std::size_t head_dim, const frequencies& f, const apply_options& opt, std::string_view where) {
+  check_frequencies(f, where);
+  const std::size_t rd = opt.rotary_dim == 0 ? 2 * f.inv_freq.size() : opt.rotary_dim;
+  posenc::detail::require(rd % 2 == 0, where, "options.rotary_dim: expected an even rotary_dim, got ", rd);
+  posenc::detail::require<shape_error>(rd == 2 * f.inv_freq.size(), where,
+                                       "options.rotary_dim: expected 2 * freqs.inv_freq.size() = ",
+                                       2 * f.inv_freq.size(), ", got ", rd);
+  posenc::detail::require<shape_error>(rd <= head_dim, where, "rotary_dim: expected rotary_dim <= head_dim = ", head_dim,
+                                       ", got ", rd);
+  posenc::detail::require(opt.layout == layout::interleaved || opt.layout == layout::half, where,
+                          "options.layout: expected layout::interleaved or layout::half");
+  if (opt.xpos.enabled) {
+    posenc::detail::require<non_finite_error>(
+        std::isfinite(opt.xpos.gamma) && std::isfinite(opt.xpos.scale_base) && std::isfinite(opt.xpos.center), where,
+        "options.xpos: expected finite gamma, scale_base and center, got ", opt.xpos.gamma, ", ", opt.xpos.scale_base,
+        ", ", opt.xpos.center);
+    posenc::detail::require(opt.xpos.gamma > 0 && opt.xpos.scale_base > 0, where,
+                            "options.xpos: expected gamma > 0 and scale_base > 0, got ", opt.xpos.gamma, " and ",
+                            opt.xpos.scale_base);
+  }
+  return {rd / 2, head_dim, opt.layout == layout::interleaved, opt.xpos.enabled, opt.check_finite};
+}
+
+template <class T, std::size_t R>
+void check_view(const tensor_view<T, R>& v, std::string_view name, std::string_view where) {
+  posenc::detail::require<shape_error>(v.data != nullptr || v.elements() == 0, where, name,
+                                       ": expected a non-null data pointer for ", v.elements(), " elements");
+  posenc::detail::require<shape_error>(v.strides[R - 1] == 1 || v.sizes[R - 1] <= 1, where, name, ".strides[", R - 1,
+                                       "]: expected 1 (a contiguous head_dim), got ", v.strides[R - 1]);
+  for (std::size_t j = 0; j < R; ++j)
+    posenc::detail::require<shape_error>(v.strides[j] >= 0, where, name, ".strides[", j,
+                                         "]: expected a non-negative stride, got ", v.strides[j]);
+}
+
+/// Index of the first non-finite entry of a view (for the error message), as "[i0, i1, ...]".
+template <class T, std::size_t R>
+std::string first_non_finite(const tensor_view<T, R>& v) {
+  std::array<std::size_t, R> idx{};
+  const std::size_t n = v.elements();
+  for (std::size_t e = 0; e < n; ++e) {
+    std::size_t rest = e;
+    std::ptrdiff_t off = 0;
+    for (std::size_t j = R; j-- > 0;) {
+      idx[j] = rest % v.sizes[j];
+      rest /= v.sizes[j];
+      off += static_cast<std::ptrdiff_t>(idx[j]) * v.strides[j];
+    }
+    if (!std::isfinite(static_cast<double>(load<T, double>(v.data[off])))) {
+      std::string s = "[";
+      for (std::size_t j = 0; j < R; ++j) s += (j ? ", " : "") + std::to_string(idx[j]);
+      return s + "]";
+    }
+  }
+  return "(none)";
+}
+
+template <class I>
+std::int64_t as_i64(I v) {
+  return static_cast<std::int64_t>(v);
+}
+
+template <class T, std::size_t R>
+[[noreturn]] void fail_non_finite(const tensor_view<T, R>& q, const tensor_view<T, R>& k, std::string_view where) {
+  std::string at = first_non_finite(q);
+  std::string name = "q";
+  if (at == "(none)" && k.data != nullptr) {
+    at = first_non_finite(k);
+    name = "k";
+  }
+  posenc::detail::fail<non_finite_error>(where, "q/k: expected finite values, found NaN or Inf (first non-finite entry after "
+                                                "the rotation: ", name, at, "; q and k are left partly rotated)");
+}
+
+/// Validate a dense application (host or device: only sizes, strides and the host-side offsets are read).
+template <class T>
+apply_plan validate_dense(const dense_view<T>& q, const dense_view<T>& k, const frequencies& f,
+                          std::span<const std::int64_t> offsets, const apply_options& opt, std::string_view where) {
+  check_view(q, "q", where);
+  const bool has_k = k.data != nullptr || k.elements() != 0;
+  if (has_k) {
+    check_view(k, "k", where);
+    posenc::detail::require<shape_error>(k.sizes[0] == q.sizes[0] && k.sizes[2] == q.sizes[2] && k.sizes[3] == q.sizes[3],
+                                         where, "k: expected [batch, heads, seq, head_dim] = [", q.sizes[0], ", *, ",
+                                         q.sizes[2], ", ", q.sizes[3], "] as q, got [", k.sizes[0], ", ", k.sizes[1],
+                                         ", ", k.sizes[2], ", ", k.sizes[3], "]");
+  }
+  const apply_plan p = make_apply_plan(q.sizes[3], f, opt, where);
+  const std::size_t B = q.sizes[0], S = q.sizes[2];
+  posenc::detail::require<shape_error>(offsets.empty() || offsets.size() == B, where,
+                                       "offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
+                                       offsets.size());
+  for (std::size_t b = 0; b < offsets.size(); ++b) {
+    posenc::detail::require(offsets[b] >= 0, where, "offsets[", b, "]: expected a position >= 0, got ", offsets[b]);
+    posenc::detail::require(offsets[b] <= (std::int64_t{1} << 53) - static_cast<std::int64_t>(S), where, "offsets[", b,
+                            "] + seq: expected <= 2^53, got ", offsets[b], " + ", S);
+    posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(offsets[b]) + S <= opt.max_positions,
+                            where, "offsets[", b, "] + seq: expected <= max_positions = ", opt.max_positions, ", got ",
+                            offsets[b], " + ", S);
+  }
+  posenc::detail::require(offsets.size() == B || opt.max_positions == 0 || S <= opt.max_positions, where,
+                          "seq: expected <= max_positions = ", opt.max_positions, ", got ", S);
+  return p;
+}
+
+/// Validate a ragged application (host or device: only sizes, strides and the host-side spans are read).
+template <class T, class I>
+apply_plan validate_ragged(const ragged_view<T>& q, const ragged_view<T>& k, std::span<const I> cu_seqlens,
+                           std::span<const I> offsets, const frequencies& f, const apply_options& opt,
+                           std::string_view where) {
+  check_view(q, "q", where);
+  const bool has_k = k.data != nullptr || k.elements() != 0;
+  if (has_k) {
+    check_view(k, "k", where);
+    posenc::detail::require<shape_error>(k.sizes[0] == q.sizes[0] && k.sizes[2] == q.sizes[2], where,
+                                         "k: expected [tokens, heads, head_dim] = [", q.sizes[0], ", *, ", q.sizes[2],
+                                         "] as q, got [", k.sizes[0], ", ", k.sizes[1], ", ", k.sizes[2], "]");
+  }
+  const apply_plan p = make_apply_plan(q.sizes[2], f, opt, where);
+  const std::size_t tokens = q.sizes[0];
+  posenc::detail::require<shape_error>(!cu_seqlens.empty(), where,
+                                       "cu_seqlens: expected batch + 1 >= 1 offsets, got an empty span");
+  const std::size_t B = cu_seqlens.size() - 1;
+  posenc::detail::require(as_i64(cu_seqlens[0]) == 0, where, "cu_seqlens[0]: expected 0, got ", as_i64(cu_seqlens[0]));
+  for (std::size_t b = 0; b < B; ++b)
+    posenc::detail::require(as_i64(cu_seqlens[b + 1]) >= as_i64(cu_seqlens[b]), where,
+                            "cu_seqlens: expected non-decreasing offsets, got cu_seqlens[", b, "] = ",
+                            as_i64(cu_seqlens[b]), " > cu_seqlens[", b + 1, "] = ", as_i64(cu_seqlens[b + 1]));
+  posenc::detail::require<shape_error>(as_i64(cu_seqlens[B]) == static_cast<std::int64_t>(tokens), where,
+                                       "cu_seqlens: expected the last offset to equal the token count ", tokens,
+                                       ", got ", as_i64(cu_seqlens[B]));
+  posenc::detail::require<shape_error>(offsets.empty() || offsets.size() == B, where,
+                                       "offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
+                                       offsets.size());
+  for (std::size_t b = 0; b < B; ++b) {
+    const std::int64_t o = offsets.empty() ? 0 : as_i64(offsets[b]);
+    const std::int64_t len = as_i64(cu_seqlens[b + 1]) - as_i64(cu_seqlens[b]);
+    posenc::detail::require(o >= 0, where, "offsets[", b, "]: expected a position >= 0, got ", o);
+    posenc::detail::require(o <= (std::int64_t{1} << 53) - len, where, "offsets[", b,
+                            "] + length: expected <= 2^53, got ", o, " + ", len);
+    posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(o + len) <= opt.max_positions, where,
+                            "offsets[", b, "] + length of sequence ", b, ": expected <= max_positions = ",
+                            opt.max_positions, ", got ", o, " + ", len);
+  }
+  return p;
+}
+
+/// Check explicit positions: each in [0, 2^53) and below opt.max_positions when set (no std::abs:
+/// INT64_MIN is rejected as negative like any other).
+inline void check_position_ids(std::span<const std::int64_t> ids, const apply_options& opt, std::string_view where) {
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    posenc::detail::require(ids[i] >= 0, where, "position_ids[", i, "]: expected a position >= 0, got ", ids[i]);
+    posenc::detail::require(ids[i] < (std::int64_t{1} << 53), where, "position_ids[", i,
+                            "]: expected a position < 2^53, got ", ids[i]);
+    posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(ids[i]) < opt.max_positions, where,
+                            "position_ids[", i, "]: expected a position < max_positions = ", opt.max_positions, ", got ",
+                            ids[i]);
+  }
+}
+
+}  // namespace detail
+
+/// The validation of apply_inplace (shapes, strides, frequencies, options, offsets) without the
+/// application: for callers that rotate elsewhere (posenc/device/rotary.hpp).
+template <class T>
+void validate_apply(const dense_view<T>& q, const dense_view<T>& k, const frequencies& freqs,
+                    std::span<const std::int64_t> offsets, const apply_options& opt, std::string_view where) {
+  (void)detail::validate_dense(q, k, freqs, offsets, opt, where);
+}
+
+/// The validation of apply_ragged_inplace without the application.
+template <class T, std::integral I>
+void validate_apply_ragged(const ragged_view<T>& q, const ragged_view<T>& k, std::span<const I> cu_seqlens,
+                     std::span<const I> offsets, const frequencies& freqs, const apply_options& opt,
+                     std::string_view where) {
+  (void)detail::validate_ragged(q, k, cu_seqlens, offsets, freqs, opt, where);
+}
+
+/// Explicit per-token positions (transformers' position_ids: left padding, packed sequences,
+/// speculative decoding), int64, each in [0, 2^53) and below apply_options::max_positions when set.
+/// A distinct type so that the offsets overloads stay unambiguous.
+struct position_ids {
+  explicit position_ids(std::span<const std::int64_t> v) noexcept : ids(v) {}
+  std::span<const std::int64_t> ids;
+};
+
+/// The xPos decay of pair k of a rotary_dim-wide head: zeta_k = (2k / rotary_dim + gamma) / (1 + gamma).
+/// Throws invalid_argument unless rotary_dim is even and >= 2, k < rotary_dim / 2 and gamma > 0.
+inline double xpos_zeta(std::size_t k, std::size_t rotary_dim, double gamma = 0.4) {
+  constexpr std::string_view where = "rotary::xpos_zeta";
+  posenc::detail::require(rotary_dim >= 2 && rotary_dim % 2 == 0, where,
+                          "rotary_dim: expected an even rotary_dim >= 2, got ", rotary_dim);
+  posenc::detail::require(k < rotary_dim / 2, where, "k: expected a pair index k < rotary_dim / 2 = ", rotary_dim / 2,
+                          ", got ", k);
+  posenc::detail::require<non_finite_error>(std::isfinite(gamma), where, "gamma: expected a finite value, got ", gamma);
+  posenc::detail::require(gamma > 0, where, "gamma: expected gamma > 0, got ", gamma);
+  return (static_cast<double>(2 * k) / static_cast<double>(rotary_dim) + gamma) / (1.0 + gamma);
+}
+
+}  // namespace posenc::rotary
