@@ -133,7 +133,7 @@ void BM_frequencies(benchmark::State& state) {
 template <class T>
 void BM_kernel(benchmark::State& state) {
   using W = posenc::numeric::rotation_work_t<T>;
-  namespace rd = posenc::rotary::detail;
+  namespace rd = posenc::numeric::detail;  // the kernels (numeric/pair_rotation.hpp)
   const std::size_t n = H * S * D, half = D / 2, rows = H * S;
   auto q = filled<T>(n);
   std::vector<W> cs(D);

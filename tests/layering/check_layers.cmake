@@ -115,7 +115,7 @@ set(LIB_OF_cuda cuda)
 # <omp.h>: OpenMP's runtime, from the compiler; core/thread_pool.hpp includes it only where the
 # translation unit is compiled with OpenMP (#if defined(_OPENMP)): one thread budget.
 set(LIB_OF_omp openmp)
-# <immintrin.h>, <cpuid.h>: the x86 intrinsics and CPUID, from the compiler; rotary/kernels.hpp
+# <immintrin.h>, <cpuid.h>: the x86 intrinsics and CPUID, from the compiler; numeric/pair_rotation.hpp
 # includes them only on x86-64 under GCC or Clang (not nvcc), for the AVX2 / F16C rotation kernels
 # chosen at run time.
 set(LIB_OF_immintrin x86_intrinsics)
@@ -129,7 +129,7 @@ set(THIRD_PARTY_boost adapters/odeint.hpp)
 set(THIRD_PARTY_thrust adapters/thrust.hpp device/)
 set(THIRD_PARTY_cuda device/)
 set(THIRD_PARTY_openmp core/thread_pool.hpp)
-set(THIRD_PARTY_x86_intrinsics rotary/kernels.hpp)
+set(THIRD_PARTY_x86_intrinsics numeric/pair_rotation.hpp)
 
 # Read a file as a list of lines, one item per line: ';', '[' and ']' (which CMake lists treat
 # specially) are replaced by placeholders, and empty lines kept, so item k is line k + 1.

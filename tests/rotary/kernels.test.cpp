@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The x86 kernels of rotary::apply_inplace (AVX2 for float, AVX2 + F16C for Eigen::half, AVX2 for
-// Eigen::bfloat16; include/posenc/rotary/kernels.hpp) against the portable kernel, which the rest
+// Eigen::bfloat16; include/posenc/numeric/pair_rotation.hpp) against the portable kernel, which the rest
 // of tests/rotary checks against long double references: the same rotation must come out bit for
 // bit (the kernels round each product, the sum and the store exactly as the portable code does),
 // for both layouts, every head width from 1 to 70 pairs (the vector bodies and their scalar tails),
@@ -25,7 +25,7 @@
 
 namespace {
 
-namespace rd = posenc::rotary::detail;
+namespace rd = posenc::numeric::detail;  // the kernels (numeric/pair_rotation.hpp)
 
 template <class T>
 using bits_t = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint16_t>;

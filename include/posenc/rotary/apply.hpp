@@ -67,16 +67,20 @@
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/thread_pool.hpp>
+#include <posenc/numeric/pair_rotation.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/apply_plan.hpp>
 #include <posenc/rotary/coefficients.hpp>
 #include <posenc/rotary/frequencies.hpp>
-#include <posenc/rotary/kernels.hpp>
 #include <posenc/sinusoidal/sinusoidal.hpp>
 
 namespace posenc::rotary {
 
 namespace detail {
+
+// the pair-rotation kernels (numeric/pair_rotation.hpp): one position's coefficients, every head
+using numeric::detail::prefetch_for_write;
+using numeric::detail::rotate_heads;
 
 /// The shared core: rotate rows r = 0..rows-1 of q (row r at q_row(r), heads of q at q_head_stride) and of k,
 /// row r at position pos(r) (consecutive: pos(r) = pos(0) + r, integers), with the coefficients co

@@ -23,7 +23,6 @@
 #include <posenc/encoding/tensor_view.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/frequencies.hpp>
-#include <posenc/rotary/kernels.hpp>
 #include <posenc/sinusoidal/options.hpp>
 
 namespace posenc::rotary {

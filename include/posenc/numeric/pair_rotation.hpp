@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The inner kernel of rotary::apply_inplace: rotate a group of head vectors in place by one row's
-// coefficients (c_k, s_k), in the storage type T and the work type W (double for float and double
-// storage, float for Eigen::half and Eigen::bfloat16), with the finite check fused into the same
-// pass (the check tests the exponent bits of each value written, while it is in a register).
+// Pair rotation: rotate a group of vectors in place, pair k of each by the same coefficients
+// (c_k, s_k), in the storage type T and the work type W (double for float and double storage,
+// float for Eigen::half and Eigen::bfloat16), with the finite check fused into the same pass (the
+// check tests the exponent bits of each value written, while it is in a register). It is the inner
+// kernel of rotary::apply_inplace (one position's coefficients, every head of q or k), and knows
+// nothing of positions or frequencies: the arithmetic floor, like numeric/half.hpp.
 //
 // Each output is a*c - b*s or a*s + b*c evaluated in W (two products and one sum, each rounded
 // once in W: never contracted into a fused multiply-add by the kernels below), then rounded once
@@ -13,14 +15,13 @@
 //  - on x86-64 with GCC or Clang (not under nvcc), AVX2 kernels for float, Eigen::half (with F16C's
 //    conversions) and Eigen::bfloat16, compiled for those instruction sets with function target
 //    attributes whatever the flags of the including program, and chosen at run time when the
-//    processor has them (rotary::detail::x86_kernels_available). Define POSENC_NO_X86_KERNELS to
+//    processor has them (numeric::detail::x86_kernels_available). Define POSENC_NO_X86_KERNELS to
 //    compile only the portable path.
 // The two give bit-identical results wherever the portable path is not contracted into FMAs by
 // the compiler (tests/rotary/kernels.test.cpp; NaN payloads aside). bench/rotary_apply.bench.cpp
 // measures them against a copy of the same bytes.
 #pragma once
 
-#include <Eigen/Core>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -28,16 +29,23 @@
 
 #include <posenc/numeric/half.hpp>
 
+// The 16-bit storage types are Eigen's, named here only: declared, not included (numeric/ does not
+// depend on Eigen; the code that instantiates the kernels for them, rotary/, includes Eigen).
+namespace Eigen {
+struct half;
+struct bfloat16;
+}  // namespace Eigen
+
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
     !defined(POSENC_NO_X86_KERNELS)
-#define POSENC_ROTARY_X86_KERNELS 1
+#define POSENC_NUMERIC_X86_KERNELS 1
 #include <cpuid.h>
 #include <immintrin.h>
 #else
-#define POSENC_ROTARY_X86_KERNELS 0
+#define POSENC_NUMERIC_X86_KERNELS 0
 #endif
 
-namespace posenc::rotary::detail {
+namespace posenc::numeric::detail {
 
 /// 1 if any of the n values at p is NaN or Inf (a bit test on the storage type's exponent field).
 template <class T>
@@ -141,7 +149,7 @@ inline bool rotate_tail(T* v, const W* c, const W* s, std::size_t half, std::siz
                      : any_non_finite(v + body, half - body) || any_non_finite(v + half + body, half - body);
 }
 
-#if POSENC_ROTARY_X86_KERNELS
+#if POSENC_NUMERIC_X86_KERNELS
 
 /// Whether this processor runs the AVX2 + F16C kernels below (checked once): AVX2 as the compiler's
 /// runtime reports it (which includes the operating system's support of the AVX state), F16C from
@@ -280,7 +288,7 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
 
 inline bool x86_kernels_available() noexcept { return false; }
 
-#endif  // POSENC_ROTARY_X86_KERNELS
+#endif  // POSENC_NUMERIC_X86_KERNELS
 
 /// Rotate `heads` head vectors starting at base (head h at base + h * head_stride) by the
 /// coefficients cs = (c[0..half), s[0..half)): the x86 kernel where the processor has it (float,
@@ -289,7 +297,7 @@ inline bool x86_kernels_available() noexcept { return false; }
 template <class T, class W>
 inline bool rotate_heads(T* base, std::ptrdiff_t head_stride, std::size_t heads, const W* cs, std::size_t half,
                          bool interleaved, bool check) {
-#if POSENC_ROTARY_X86_KERNELS
+#if POSENC_NUMERIC_X86_KERNELS
   if constexpr (std::is_same_v<T, float> && std::is_same_v<W, double>) {
     if (x86_kernels_available()) return rotate_heads_x86(base, head_stride, heads, cs, half, interleaved, check);
   } else if constexpr ((std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) &&
@@ -300,4 +308,4 @@ inline bool rotate_heads(T* base, std::ptrdiff_t head_stride, std::size_t heads,
   return rotate_heads_portable<T, W>(base, head_stride, heads, cs, half, interleaved, check);
 }
 
-}  // namespace posenc::rotary::detail
+}  // namespace posenc::numeric::detail
