@@ -21,6 +21,7 @@
 
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/tensor_view.hpp>
+#include <posenc/numeric/pair_rotation.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/frequencies.hpp>
 #include <posenc/sinusoidal/options.hpp>
@@ -69,6 +70,8 @@ struct apply_options {
 };
 
 namespace detail {
+
+using numeric::detail::load;  // a stored value in a wider type (numeric/pair_rotation.hpp)
 
 template <class T>
 inline constexpr bool is_storage_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
