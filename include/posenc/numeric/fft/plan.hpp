@@ -107,13 +107,13 @@ class plan {
   [[nodiscard]] std::vector<std::complex<T>> forward(std::span<const std::complex<T>> x) {
     check_size(x.size(), "fft::plan::forward");
     std::vector<std::complex<T>> y(m_n);
-    forward(x.data(), y.data());
+    interleaved(x.data(), y.data(), false);
     return y;
   }
   [[nodiscard]] std::vector<std::complex<T>> inverse(std::span<const std::complex<T>> x) {
     check_size(x.size(), "fft::plan::inverse");
     std::vector<std::complex<T>> y(m_n);
-    inverse(x.data(), y.data());
+    interleaved(x.data(), y.data(), true);
     return y;
   }
 
@@ -176,8 +176,8 @@ class plan {
       m_ur[j] = in[j].real();
       m_ui[j] = in[j].imag();
     }
-    if (inv) inverse(m_ur.data(), m_ui.data());
-    else forward(m_ur.data(), m_ui.data());
+    if (inv) run(m_ui.data(), m_ur.data());
+    else run(m_ur.data(), m_ui.data());
     for (std::size_t j = 0; j < m_n; ++j) out[j] = std::complex<T>(m_ur[j], m_ui[j]);
   }
 
