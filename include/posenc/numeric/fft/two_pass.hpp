@@ -77,6 +77,8 @@ class two_pass {
   void forward(T* re, T* im, T* wr, T* wi) {
     const std::size_t n1 = m_n1, n2 = m_n2;
     const std::size_t m1 = n1 * W, m2 = n2 * W;
+    const T* twr = m_twr.data();
+    const T* twi = m_twi.data();
     T* ar = m_ar.data();
     T* ai = m_ai.data();
     T* br = m_br.data();
@@ -98,7 +100,7 @@ class two_pass {
         for (std::size_t u = 0; u < G; ++u) {
           const std::size_t g = g0 + u;
           const V xr = lanes_load<V>(sr + u * m1 + k1 * W), xi = lanes_load<V>(si + u * m1 + k1 * W);
-          const V cr = lanes_load<V>(m_twr.data() + (g * n1 + k1) * W), ci = lanes_load<V>(m_twi.data() + (g * n1 + k1) * W);
+          const V cr = lanes_load<V>(twr + (g * n1 + k1) * W), ci = lanes_load<V>(twi + (g * n1 + k1) * W);
           lanes_store(wr + k1 * n2 + g * W, xr * cr - xi * ci);
           lanes_store(wi + k1 * n2 + g * W, xr * ci + xi * cr);
         }
