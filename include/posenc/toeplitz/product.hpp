@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+// O(k P log P) products B X of a Toeplitz matrix B through its circulant embedding of size P:
+// `product_plan` owns the spectrum of B and every buffer (apply() does not allocate), `multiply`
+// is the one-shot form. Part of <posenc/toeplitz/toeplitz.hpp>.
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <complex>
+#include <cstddef>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <posenc/core/checked.hpp>
+#include <posenc/core/error.hpp>
+#include <posenc/numeric/fft.hpp>
+#include <posenc/encoding/table.hpp>
+#include <posenc/toeplitz/matrix.hpp>
+
+namespace posenc::toeplitz {
+
+namespace detail {
+/// X'_k = alpha_k Z_k + beta_k conj Z_{(h-k) mod h}, k < h (product_plan's fused spectral step on
+/// the real path). Outputs must not alias inputs.
+template <class T>
+inline void fused_spectral_step(std::ptrdiff_t h, const T* __restrict zr, const T* __restrict zi, T* __restrict xr,
+                                T* __restrict xi, const T* __restrict ar, const T* __restrict ai, const T* __restrict br,
+                                const T* __restrict bi) {
+  xr[0] = ar[0] * zr[0] - ai[0] * zi[0] + br[0] * zr[0] + bi[0] * zi[0];
+  xi[0] = ar[0] * zi[0] + ai[0] * zr[0] - br[0] * zi[0] + bi[0] * zr[0];
+  // conj Z_{h-k} read backwards from the end (signed offsets: GCC vectorises this form).
+  const T* __restrict er = zr + h;
+  const T* __restrict ei = zi + h;
+  for (std::ptrdiff_t k = 1; k < h; ++k) {
+    const T ur = zr[k], ui = zi[k];
+    const T vr = er[-k], vi = ei[-k];
+    xr[k] = ar[k] * ur - ai[k] * ui + br[k] * vr + bi[k] * vi;
+    xi[k] = ar[k] * ui + ai[k] * ur - br[k] * vi + bi[k] * vr;
+  }
+}
+}  // namespace detail
+
+/// B X in O(k P log P) with P the circulant size (default: the smallest even 2,3,5-smooth
+/// P >= m+n-1). The plan owns the spectrum of B (scaled by 1/P) and all buffers: apply() does not
+/// allocate when Y already has the shape m x k. Real B with even P takes the real-input path
+/// (half-length complex FFT; a complex X runs it on its real and imaginary parts); complex B or odd P
+/// run a complex FFT of size P (real B and real X with odd P pair two columns into one complex vector). Thread safety: one per thread (docs/thread-safety.md).
+template <scalar S>
+class product_plan {
+ public:
+  using scalar_type = S;
+  using real = real_of<S>;
+
+  /// fft_size = 0 picks the fast size; otherwise fft_size >= m+n-1 is used as given.
+  explicit product_plan(const toeplitz_matrix<S>& B, std::size_t fft_size = 0)
+      : m_rows(B.rows()), m_cols(B.cols()), m_p(choose_size(B, fft_size)),
+        m_real(!is_complex_v<S> && m_p % 2 == 0), m_fft(m_real ? m_p / 2 : m_p) {
+    const std::size_t len = m_fft.size();
+    m_zr.assign(len, real(0));
+    m_zi.assign(len, real(0));
+    const std::size_t spec = m_real ? m_p / 2 + 1 : m_p;
+    m_sr.assign(spec, real(0));
+    m_si.assign(spec, real(0));
+    if (m_real) {
+      const std::size_t h = m_p / 2;
+      m_wr.resize(h + 1);
+      m_wi.resize(h + 1);
+      for (std::size_t k = 0; k <= h; ++k) fft::unit_root(k, m_p, m_wr[k], m_wi[k]);
+      m_xr.assign(h + 1, real(0));
+      m_xi.assign(h + 1, real(0));
+      for (auto* v : {&m_ar, &m_ai, &m_br, &m_bi}) v->assign(h, real(0));
+      if (batch_pays(h)) m_batch.emplace(h);
+    }
+    set_coefficients(B);
+  }
+
+  [[nodiscard]] std::size_t rows() const noexcept { return m_rows; }
+  [[nodiscard]] std::size_t cols() const noexcept { return m_cols; }
+  /// Size P of the circulant the products run on.
+  [[nodiscard]] std::size_t fft_size() const noexcept { return m_p; }
+  [[nodiscard]] bool uses_real_path() const noexcept { return m_real; }
+
+  /// Recompute the spectrum for new coefficients of the same shape, without allocating.
+  void set_coefficients(const toeplitz_matrix<S>& B) {
+    posenc::detail::require<shape_error>(B.rows() == m_rows && B.cols() == m_cols,
+                                         "toeplitz::product_plan::set_coefficients", "expected a ", m_rows, " x ",
+                                         m_cols, " matrix, got ", B.rows(), " x ", B.cols());
+    const auto& b = B.coefficients();
+    // First column of the size-P embedding, zero fill: c_t = b_{-t} (t < m), c_{P-d} = b_d (d < n).
+    auto col = [&](std::size_t t) -> S {
+      if (t < m_rows) return b[static_cast<Eigen::Index>(m_rows - 1 - t)];
+      if (t > m_p - m_cols) return b[static_cast<Eigen::Index>(m_rows - 1 + (m_p - t))];
+      return S(0);
+    };
+    const real scale = real(1) / static_cast<real>(m_p);
+    if (m_real) {
+      const std::size_t h = m_p / 2;
+      for (std::size_t j = 0; j < h; ++j) {
+        m_zr[j] = std::real(col(2 * j));
+        m_zi[j] = std::real(col(2 * j + 1));
+      }
+      m_fft.forward(m_zr.data(), m_zi.data());
+      fft::split_half_spectrum(h, m_zr.data(), m_zi.data(), m_wr.data(), m_wi.data(), m_sr.data(),
+                                       m_si.data());
+    } else {
+      for (std::size_t t = 0; t < m_p; ++t) {
+        const std::complex<real> c(col(t));
+        m_zr[t] = c.real();
+        m_zi[t] = c.imag();
+      }
+      m_fft.forward(m_zr.data(), m_zi.data());
+      std::copy(m_zr.begin(), m_zr.end(), m_sr.begin());
+      std::copy(m_zi.begin(), m_zi.end(), m_si.begin());
+    }
+    for (std::size_t k = 0; k < m_sr.size(); ++k) {
+      m_sr[k] *= scale;
+      m_si[k] *= scale;
+    }
+    if (m_real) fused_coefficients();
+  }
+
+  /// Spectrum of the size-P embedding (the DFT of its first column, unscaled): P/2+1 bins on the
+  /// real path, P otherwise. Allocates; for inspection and tests.
+  [[nodiscard]] coeff_vector<std::complex<real>> spectrum() const {
+    coeff_vector<std::complex<real>> s(static_cast<Eigen::Index>(m_sr.size()));
+    for (std::size_t k = 0; k < m_sr.size(); ++k)
+      s[static_cast<Eigen::Index>(k)] = std::complex<real>(m_sr[k], m_si[k]) * static_cast<real>(m_p);
+    return s;
+  }
+
+  /// Y = B X for X with m_cols rows and k columns (any storage order or Eigen expression with
+  /// coefficient access). Y is resized to m x k if its shape differs (the only allocation).
+  template <class DX, class DY>
+  void apply(const Eigen::MatrixBase<DX>& X, const Eigen::MatrixBase<DY>& Y_) {
+    using XS = typename DX::Scalar;
+    using YS = typename DY::Scalar;
+    static_assert(scalar<XS> && std::is_same_v<real_of<XS>, real>,
+                  "toeplitz::product_plan::apply: X must hold the plan's real type or its complex");
+    static_assert(std::is_same_v<YS, product_scalar<S, XS>>,
+                  "toeplitz::product_plan::apply: Y's scalar must be product_scalar<S, X scalar>");
+    static constexpr const char* where = "toeplitz::product_plan::apply";
+    const auto& x = X.derived();
+    posenc::detail::require<shape_error>(static_cast<std::size_t>(x.rows()) == m_cols, where, "X must have ", m_cols,
+                                         " rows (the columns of B), got ", x.rows());
+    // Y's size before any pass over X: m * k was resized unchecked (std::bad_alloc)
+    const std::size_t y_elements = checked::elements(m_rows, static_cast<std::size_t>(checked::extent(x.cols(), where, "columns of X")), where,
+                                                     "Y: rows of B * columns of X");
+    posenc::detail::require_finite(x, where, "X");
+    auto& y = const_cast<DY&>(Y_.derived());
+    if (static_cast<std::size_t>(y.rows()) != m_rows || y.cols() != x.cols())
+      checked::allocate(where, "Y", y_elements, sizeof(YS), [&] { y.resize(static_cast<Eigen::Index>(m_rows), x.cols()); });
+    const Eigen::Index k = x.cols();
+    if constexpr (!is_complex_v<S> && !is_complex_v<XS>) {
+      if (m_real) {
+        Eigen::Index c = 0;
+        // Full batches of W columns in the SIMD lanes (X and Y with direct access); a remainder
+        // of at least W/2 columns runs as one more batch with empty lanes, a smaller one column
+        // by column.
+        if constexpr ((DX::Flags & Eigen::DirectAccessBit) != 0 && (DY::Flags & Eigen::DirectAccessBit) != 0) {
+          if (m_batch) {
+            const auto W = static_cast<Eigen::Index>(fft::batch_plan<real>::width());
+            for (; c + W <= k; c += W) batch_columns(x, y, c, W);
+            if (2 * (k - c) >= W) {
+              batch_columns(x, y, c, k - c);
+              c = k;
+            }
+          }
+        }
+        for (; c < k; ++c)
+          real_column([&](Eigen::Index i) { return x.coeff(i, c); }, [&](Eigen::Index i, real v) { y.coeffRef(i, c) = v; },
+                      column_pointer(x, c), column_pointer(y, c));
+      } else {
+        for (Eigen::Index c = 0; c < k; c += 2) paired_columns(x, y, c);
+      }
+    } else if constexpr (!is_complex_v<S>) {
+      // Real B, complex X: B (u + i v) = B u + i B v, two real-path products per column.
+      if (m_real) {
+        for (Eigen::Index c = 0; c < k; ++c) {
+          real_column([&](Eigen::Index i) { return std::real(x.coeff(i, c)); },
+                      [&](Eigen::Index i, real v) { y.coeffRef(i, c) = YS(v, real(0)); });
+          real_column([&](Eigen::Index i) { return std::imag(x.coeff(i, c)); },
+                      [&](Eigen::Index i, real v) { y.coeffRef(i, c).imag(v); });
+        }
+      } else {
+        for (Eigen::Index c = 0; c < k; ++c) complex_column(x, y, c);
+      }
+    } else {
+      for (Eigen::Index c = 0; c < k; ++c) complex_column(x, y, c);
+    }
+  }
+
+  /// Convenience: returns B X (allocates the result; column-major unless X is a row-major matrix).
+  template <class DX>
+  [[nodiscard]] auto apply(const Eigen::MatrixBase<DX>& X) {
+    using YS = product_scalar<S, typename DX::Scalar>;
+    constexpr int cols = DX::ColsAtCompileTime == 1 ? 1 : Eigen::Dynamic;
+    constexpr int order = (cols != 1 && DX::IsRowMajor) ? Eigen::RowMajor : Eigen::ColMajor;
+    Eigen::Matrix<YS, Eigen::Dynamic, cols, order> Y;  // sized by apply(X, Y), after its checks
+    apply(X, Y);
+    return Y;
+  }
+
+ private:
+  // Whether columns run W at a time in the lanes of a batch_plan. Measured (bench_toeplitz and
+  // a min-of-N timing on AVX-512, 1 MiB L2): the batch wins or ties everywhere with W = 8 (f64:
+  // n = 512 0.65-0.78 vs 1.3 FFTW's time, n = 4096 1.00 vs 1.15, n = 16384 0.85-1.07 vs 1.44);
+  // with W = 16 (f32) the per-column two-pass transform, whose 16-lane passes amortise best, wins
+  // while its working set (4 h reals: data and work) fits a quarter of L2 (n = 4096: 1.11 vs
+  // 1.44; n = 16384: 0.96 vs 1.20), unless the batch is small (<= 64 KiB per array: n = 512,
+  // 0.71 vs 0.87).
+  static bool batch_pays(std::size_t h) {
+    constexpr std::size_t W = fft::batch_plan<real>::width();
+    if (W < 2 || !fft::batch_plan<real>::supported(h)) return false;
+    const bool small_batch = h * W * sizeof(real) <= (std::size_t{64} << 10);
+    const bool column_in_cache = 4 * h * sizeof(real) <= (std::size_t{256} << 10);
+    return W < 16 || small_batch || !column_in_cache;
+  }
+
+  // Column c's storage when it is contiguous (column-major direct access with unit inner
+  // stride, scalar = real), else nullptr.
+  template <class D>
+  static auto column_pointer(D& m, Eigen::Index c) {
+    using M = std::remove_cv_t<D>;
+    using P = std::conditional_t<std::is_const_v<D>, const real*, real*>;
+    if constexpr ((M::Flags & Eigen::DirectAccessBit) != 0 && !M::IsRowMajor && std::is_same_v<typename M::Scalar, real>) {
+      if (m.innerStride() == 1) return static_cast<P>(m.data() + c * m.outerStride());
+    }
+    return static_cast<P>(nullptr);
+  }
+
+  static std::size_t choose_size(const toeplitz_matrix<S>& B, std::size_t want) {
+    const std::size_t need = B.rows() + B.cols() - 1;
+    if (want == 0) return need == 1 ? 2 : 2 * fft::next_fast_size((need + 1) / 2);
+    (void)checked::extent(want, "toeplitz::product_plan", "fft_size");
+    posenc::detail::require(want >= need, "toeplitz::product_plan", "fft_size must be 0 (automatic) or >= rows+cols-1 = ",
+                            need, ", got ", want);
+    return want;
+  }
+
+  // The real path's spectral step in one pass. With Z the length-h transform of
+  // z_j = x_{2j} + i x_{2j+1} (h = P/2), split_half_spectrum gives X_k = a_k Z_k + b_k conj Z_{h-k}
+  // (a_k = (1 - i w^k)/2, b_k = (1 + i w^k)/2, w = exp(-2 pi i / P), Z_h = Z_0), the product is
+  // Y_k = S_k X_k, and merge_half_spectrum gives
+  // Z'_k = (1 + i conj w^k) Y_k + (1 - i conj w^k) conj Y_{h-k}. Composed, Z' is the real-linear map
+  //   Z'_k = alpha_k Z_k + beta_k conj Z_{(h-k) mod h},
+  //   alpha_k = (1 + i conj w^k) S_k a_k + (1 - i conj w^k) conj(S_{h-k} b_{h-k}),
+  //   beta_k  = (1 + i conj w^k) S_k b_k + (1 - i conj w^k) conj(S_{h-k} a_{h-k}),
+  // whose inverse length-h transform is P (B x)_{2j} + i P (B x)_{2j+1}; S carries the 1/P.
+  void fused_coefficients() {
+    using C = std::complex<real>;
+    const std::size_t h = m_p / 2;
+    const C I(0, 1);
+    auto w = [&](std::size_t k) { return C(m_wr[k], m_wi[k]); };
+    auto spec = [&](std::size_t k) { return C(m_sr[k], m_si[k]); };
+    for (std::size_t k = 0; k < h; ++k) {
+      const std::size_t kk = h - k;
+      const C ak = real(0.5) * (real(1) - I * w(k)), bk = real(0.5) * (real(1) + I * w(k));
+      const C akk = real(0.5) * (real(1) - I * w(kk)), bkk = real(0.5) * (real(1) + I * w(kk));
+      const C p = real(1) + I * std::conj(w(k)), q = real(1) - I * std::conj(w(k));
+      const C alpha = p * spec(k) * ak + q * std::conj(spec(kk) * bkk);
+      const C beta = p * spec(k) * bk + q * std::conj(spec(kk) * akk);
+      m_ar[k] = alpha.real();
+      m_ai[k] = alpha.imag();
+      m_br[k] = beta.real();
+      m_bi[k] = beta.imag();
+    }
+  }
+
+  // (zr, zi) = Z, the forward transform of the packed column -> (xr, xi) = Z' (see above).
+  void fused_spectral_step() {
+    detail::fused_spectral_step(static_cast<std::ptrdiff_t>(m_p / 2), m_zr.data(), m_zi.data(), m_xr.data(), m_xi.data(),
+                                m_ar.data(), m_ai.data(), m_br.data(), m_bi.data());
+  }
+
+  // Real path for columns c .. c+cnt-1 (cnt <= W; X and Y with direct access) in the lanes of
+  // the batch plan: pack column c+l as z_j = x_{2j} + i x_{2j+1} into lane l, W forward
+  // transforms, the fused spectral step on lane packs, W inverse transforms, unpack. Row- and
+  // column-major storage run the same operations (only the element step differs).
+  template <class DX, class DY>
+  void batch_columns(const DX& x, DY& y, Eigen::Index c, Eigen::Index cnt) {
+    constexpr std::size_t W = fft::batch_plan<real>::width();
+    auto& bp = *m_batch;
+    const real* src[W] = {};
+    real* dst[W] = {};
+    std::size_t sstep[W] = {}, dstep[W] = {};
+    const auto used = static_cast<std::size_t>(cnt);
+    for (std::size_t l = 0; l < used; ++l) {
+      const Eigen::Index col = c + static_cast<Eigen::Index>(l);
+      std::tie(src[l], sstep[l]) = strided_column(x, col);
+      std::tie(dst[l], dstep[l]) = strided_column(y, col);
+    }
+    bp.pack_real(src, sstep, used, m_cols);
+    bp.forward();
+    bp.conj_pair_map(m_ar.data(), m_ai.data(), m_br.data(), m_bi.data());
+    bp.inverse();
+    bp.unpack_real(dst, dstep, used, m_rows);
+  }
+
+  // (pointer to element (0, c), step between rows) for a real matrix with direct access.
+  template <class D>
+  static auto strided_column(D& m, Eigen::Index c) {
+    using M = std::remove_cv_t<D>;
+    using P = std::conditional_t<std::is_const_v<D>, const real*, real*>;
+    const Eigen::Index row_step = M::IsRowMajor ? m.outerStride() : m.innerStride();
+    const Eigen::Index col_step = M::IsRowMajor ? m.innerStride() : m.outerStride();
+    return std::pair<P, std::size_t>(m.data() + c * col_step, static_cast<std::size_t>(row_step));
+  }
+
+  // Real path for one real column: get(i) reads input row i, put(i, v) stores output row i;
+  // src / dst, when not null, are the column's contiguous storage (the loops then vectorise).
+  template <class Get, class Put>
+  void real_column(Get&& get, Put&& put, const real* src = nullptr, real* dst = nullptr) {
+    const std::size_t h = m_p / 2, n = m_cols;
+    if (src) {
+      real* __restrict zr = m_zr.data();
+      real* __restrict zi = m_zi.data();
+      const std::size_t full = n / 2;
+      for (std::size_t j = 0; j < full; ++j) {
+        zr[j] = src[2 * j];
+        zi[j] = src[2 * j + 1];
+      }
+      for (std::size_t j = full; j < h; ++j) {
+        zr[j] = 2 * j < n ? src[2 * j] : real(0);
+        zi[j] = real(0);
+      }
+    } else {
+      for (std::size_t j = 0; j < h; ++j) {
+        const std::size_t i0 = 2 * j, i1 = 2 * j + 1;
+        m_zr[j] = i0 < n ? static_cast<real>(get(static_cast<Eigen::Index>(i0))) : real(0);
+        m_zi[j] = i1 < n ? static_cast<real>(get(static_cast<Eigen::Index>(i1))) : real(0);
+      }
+    }
+    m_fft.forward(m_zr.data(), m_zi.data());
+    fused_spectral_step();
+    m_fft.inverse(m_xr.data(), m_xi.data());
+    if (dst) {
+      const real* __restrict xr = m_xr.data();
+      const real* __restrict xi = m_xi.data();
+      const std::size_t full = m_rows / 2;
+      for (std::size_t j = 0; j < full; ++j) {
+        dst[2 * j] = xr[j];
+        dst[2 * j + 1] = xi[j];
+      }
+      if (m_rows % 2) dst[m_rows - 1] = xr[full];
+    } else {
+      for (std::size_t i = 0; i < m_rows; ++i)
+        put(static_cast<Eigen::Index>(i), (i % 2 == 0) ? m_xr[i / 2] : m_xi[i / 2]);
+    }
+  }
+
+  void multiply_full() {
+    for (std::size_t q = 0; q < m_p; ++q) {
+      const real ar = m_zr[q], ai = m_zi[q];
+      m_zr[q] = ar * m_sr[q] - ai * m_si[q];
+      m_zi[q] = ar * m_si[q] + ai * m_sr[q];
+    }
+  }
+
+  // Real B, real X, odd P: columns c and c+1 as the real and imaginary parts of one vector
+  // (B real, so B (x + i x') = B x + i B x').
+  template <class DX, class DY>
+  void paired_columns(const DX& x, DY& y, Eigen::Index c) {
+    const bool two = c + 1 < x.cols();
+    for (std::size_t t = 0; t < m_p; ++t) {
+      const bool in = t < m_cols;
+      m_zr[t] = in ? x.coeff(static_cast<Eigen::Index>(t), c) : real(0);
+      m_zi[t] = (in && two) ? x.coeff(static_cast<Eigen::Index>(t), c + 1) : real(0);
+    }
+    m_fft.forward(m_zr.data(), m_zi.data());
+    multiply_full();
+    m_fft.inverse(m_zr.data(), m_zi.data());
+    for (std::size_t i = 0; i < m_rows; ++i) {
+      y.coeffRef(static_cast<Eigen::Index>(i), c) = m_zr[i];
+      if (two) y.coeffRef(static_cast<Eigen::Index>(i), c + 1) = m_zi[i];
+    }
+  }
+
+  template <class DX, class DY>
+  void complex_column(const DX& x, DY& y, Eigen::Index c) {
+    for (std::size_t t = 0; t < m_p; ++t) {
+      if (t < m_cols) {
+        const std::complex<real> v(x.coeff(static_cast<Eigen::Index>(t), c));
+        m_zr[t] = v.real();
+        m_zi[t] = v.imag();
+      } else {
+        m_zr[t] = real(0);
+        m_zi[t] = real(0);
+      }
+    }
+    m_fft.forward(m_zr.data(), m_zi.data());
+    multiply_full();
+    m_fft.inverse(m_zr.data(), m_zi.data());
+    for (std::size_t i = 0; i < m_rows; ++i)
+      y.coeffRef(static_cast<Eigen::Index>(i), c) = std::complex<real>(m_zr[i], m_zi[i]);
+  }
+
+  std::size_t m_rows, m_cols, m_p;
+  bool m_real;
+  fft::plan<real> m_fft;
+  std::vector<real> m_sr, m_si;  // spectrum / P
+  std::vector<real> m_zr, m_zi;  // transform buffer
+  std::vector<real> m_wr, m_wi;  // exp(-2 pi i k / P), k <= P/2 (real path)
+  std::vector<real> m_xr, m_xi;  // half spectrum of a column (real path)
+  std::vector<real> m_ar, m_ai, m_br, m_bi;  // alpha_k, beta_k of the fused spectral step (real path)
+  std::optional<fft::batch_plan<real>> m_batch;  // real path, lane width >= 2: columns in lanes
+};
+
+/// One-shot B X (builds a plan: allocates; reuse a product_plan for repeated products).
+template <scalar S, class DX>
+[[nodiscard]] auto multiply(const toeplitz_matrix<S>& B, const Eigen::MatrixBase<DX>& X) {
+  product_plan<S> p(B);
+  return p.apply(X);
+}
+
+}  // namespace posenc::toeplitz
