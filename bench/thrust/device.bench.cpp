@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Host backend vs the Thrust device backend on the three workloads, in one binary:
+// Host backend vs the Thrust device backend on the three workloads, and RoPE, in one binary:
 //   sinusoidal table   L = 65536, d = 1024, f32  (output 256 MiB)
 //   TUPE bias          n = 2048, H = 12, d = 768 (BERT-base), f32, TUPE-R, reference [CLS] reset
 //   FLOATER forward    N = 18 blocks, d = 512 (hidden 512), L = 512, rk4_38 x 5 substeps, f32
@@ -17,6 +17,7 @@
 #include <posenc/sinusoidal.hpp>
 #include <posenc/tupe.hpp>
 
+#include <thrust/copy.h>
 #include <thrust/fill.h>
 
 #include <algorithm>
@@ -160,8 +161,47 @@ void BM_floater_device(benchmark::State& st) {
   counters(st, floater_bytes(L), floater_flops(L));
 }
 
+// ---- RoPE in place on q and k -------------------------------------------------------------------
+// q and k [B, 32, 4096, 128] f32, half layout, the default frequencies, position = index (B = 8 on a
+// GPU: 512 MiB each; B = 1 on CPU threads). The roofline is a device copy of the same bytes (q to
+// q2, k to k2: each element read once and written once, as the rotation in place does).
+#if defined(__CUDACC__)
+constexpr std::size_t rope_B = 8;
+#else
+constexpr std::size_t rope_B = 1;
+#endif
+constexpr std::size_t rope_H = 32, rope_S = 4096, rope_D = 128;
+constexpr std::size_t rope_n = rope_B * rope_H * rope_S * rope_D;
+constexpr double rope_bytes = 2.0 * 2.0 * double(rope_n) * sizeof(float);  // q and k, read and written
+constexpr double rope_flops = 2.0 * 6.0 * double(rope_n) / 2;                // 4 mul + 2 add per pair
+void BM_rope_device(benchmark::State& st) {
+  thrust::device_vector<float> q(rope_n, 0.5f), k(rope_n, 0.25f);
+  const auto f = posenc::rotary::default_frequencies(rope_D);
+  posenc::rotary::apply_options o;
+  o.check_finite = st.range(0) != 0;
+  using view = posenc::rotary::dense_view<float>;
+  for (auto _ : st) {
+    posenc::device::rotary::apply_inplace<float>(
+        view::contiguous(thrust::raw_pointer_cast(q.data()), {rope_B, rope_H, rope_S, rope_D}),
+        view::contiguous(thrust::raw_pointer_cast(k.data()), {rope_B, rope_H, rope_S, rope_D}), f, {}, o);
+    benchmark::DoNotOptimize(thrust::raw_pointer_cast(q.data()));
+  }
+  counters(st, rope_bytes, rope_flops);
+}
+void BM_copy_device(benchmark::State& st) {
+  thrust::device_vector<float> q(rope_n, 0.5f), k(rope_n, 0.25f), q2(rope_n), k2(rope_n);
+  for (auto _ : st) {
+    thrust::copy(thrust::device, q.begin(), q.end(), q2.begin());
+    thrust::copy(thrust::device, k.begin(), k.end(), k2.begin());
+    benchmark::DoNotOptimize(thrust::raw_pointer_cast(q2.data()));
+  }
+  counters(st, rope_bytes, 0);
+}
+
 }  // namespace
 
+BENCHMARK(BM_copy_device)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_device)->ArgNames({"check"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_fill_host)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_fill_device)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_sinusoidal_host)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
