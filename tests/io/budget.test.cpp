@@ -179,7 +179,7 @@ TEST_CASE("safetensors: nested arrays cost a bounded number of bytes per header 
 }
 
 TEST_CASE("json::value::as_u64 agrees with std::from_chars at every digit count up to 21, at 2^64 - 1 and 2^64") {
-  // as_u64 skips the overflow test for up to 19 digits (all below 10^19 < 2^64): the boundaries of
+  // as_u64 tests for overflow only past 19 digits (all below 10^19 < 2^64): the boundaries of
   // that shortcut against an independent parse. Leading zeros, signs, fractions and exponents are
   // not u64 (nullopt) in both.
   auto fail = [](std::size_t, std::string_view m) { throw posenc::io_error(std::string(m)); };

@@ -125,17 +125,11 @@ class value {
     const std::string_view t = text();
     if (type() != kind::number || t.empty()) return std::nullopt;
     std::uint64_t v = 0;
-    if (t.size() <= 19) {  // 19 digits are below 10^19 < 2^64: no overflow to test
-      for (char c : t) {
-        if (c < '0' || c > '9') return std::nullopt;
-        v = v * 10 + static_cast<std::uint64_t>(c - '0');
-      }
-      return v;
-    }
+    const bool may_overflow = t.size() > 19;  // 19 digits are below 10^19 < 2^64
     for (char c : t) {
       if (c < '0' || c > '9') return std::nullopt;
       const auto d = static_cast<std::uint64_t>(c - '0');
-      if (v > (UINT64_MAX - d) / 10) return std::nullopt;
+      if (may_overflow && v > (UINT64_MAX - d) / 10) return std::nullopt;
       v = v * 10 + d;
     }
     return v;
