@@ -171,7 +171,8 @@ class document {
   document() = default;  // only a parser makes documents (each has a root node)
 
   [[nodiscard]] std::string_view text_of(const node& x) const noexcept {
-    return x.decoded() ? std::string_view(m_text).substr(x.a, x.n()) : m_src.substr(x.a, x.n());
+    // [a, a + n) lies in its buffer: the parser made the node so
+    return x.decoded() ? std::string_view(m_text.data() + x.a, x.n()) : std::string_view(m_src.data() + x.a, x.n());
   }
 
   std::string_view m_src;
