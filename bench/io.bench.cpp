@@ -352,6 +352,22 @@ void BM_safetensors_header(benchmark::State& state) {
   reader_bench(state, header, [&] { benchmark::DoNotOptimize(io::safetensors_file::from_bytes(img).tensors().size()); });
 }
 
+/// Every tensor of the same header looked up by name once (info(name) for each listed name): the
+/// first lookup sorts the index of names, each lookup is then a binary search. Work: n lookups.
+void BM_safetensors_lookup_all(benchmark::State& state) {
+  std::size_t header = 0;
+  const auto img = safetensors_header(static_cast<std::size_t>(state.range(0)), header);
+  std::size_t n = 0;
+  reader_bench(state, header, [&] {
+    const auto f = io::safetensors_file::from_bytes(img);
+    std::uint64_t sum = 0;
+    for (const auto& t : f.tensors()) sum += f.info(t.name).begin;
+    benchmark::DoNotOptimize(sum);
+    n = f.tensors().size();
+  });
+  state.counters["tensors"] = static_cast<double>(n);
+}
+
 }  // namespace
 
 BENCHMARK(BM_fread_reference)->Arg(n_file)->Unit(benchmark::kMillisecond);
@@ -376,3 +392,4 @@ BENCHMARK(BM_config_short_factor)->Arg(32768)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_config_short_factor_rejected)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_safetensors_header_json)->Arg(16'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_safetensors_header)->Arg(16'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_safetensors_lookup_all)->Arg(1'600'000)->Arg(16'000'000)->Unit(benchmark::kMillisecond);

@@ -35,9 +35,9 @@ int main() {
 
   const auto file = io::safetensors_file::open("weights.safetensors");
   for (const auto& t : file.tensors())
-    std::printf("%-20s %-4s shape %s, data bytes [%llu, %llu)\n", t.name.c_str(), io::dtype_name(t.type).data(),
-                io::shape_string(t.shape).c_str(), static_cast<unsigned long long>(t.begin),
-                static_cast<unsigned long long>(t.end));
+    std::printf("%-20.*s %-4s shape %s, data bytes [%llu, %llu)\n", static_cast<int>(t.name.size()), t.name.data(),
+                io::dtype_name(t.type).data(), io::shape_string(t.shape).c_str(),
+                static_cast<unsigned long long>(t.begin), static_cast<unsigned long long>(t.end));
   // get<T> converts F16/BF16/F32/F64 to T; the shape overload throws posenc::io_error on a mismatch.
   const io::array<double> p = file.get<double>("encoder.table", {L, d});
   const io::array<float> q = file.get<float>("encoder.table_f32");

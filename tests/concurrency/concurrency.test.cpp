@@ -8,6 +8,7 @@
 // the same code on the same inputs in one thread must give the same bits.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <complex>
 #include <filesystem>
@@ -259,4 +260,25 @@ TEST_CASE("shareable const: one safetensors_file read by several threads, and re
   });
   std::filesystem::remove_all(dir);
   CHECK(mismatches.load() == 0);
+}
+
+TEST_CASE("shareable const: the first lookups of a safetensors_file of 200 tensors race to build its name index") {
+  namespace pio = posenc::io;
+  const std::vector<float> v{1.0f, 2.0f};
+  std::vector<pio::tensor_ref> refs;
+  for (std::size_t i = 0; i < 200; ++i) refs.emplace_back("layer." + std::to_string(199 - i) + ".w", std::vector<std::size_t>{2}, v);
+  // one fresh file per round, so that every round's first lookups are concurrent
+  for (int round = 0; round < 5; ++round) {
+    const auto f = pio::safetensors_file::from_bytes(pio::safetensors_bytes(refs));
+    std::atomic<int> mismatches{0};
+    run_threads([&](std::size_t t) {
+      for (std::size_t k = 0; k < 200; ++k) {
+        const std::size_t i = (k * 7 + t * 31) % 200;  // each thread in its own order
+        const auto& info = f.info(refs[i].name);
+        if (info.name != refs[i].name || info.begin != 8 * i) ++mismatches;
+      }
+      if (f.contains("layer.200.w") || f.contains("layer.")) ++mismatches;
+    });
+    CHECK(mismatches.load() == 0);
+  }
 }

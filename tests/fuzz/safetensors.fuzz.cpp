@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     posenc_fuzz::expect(meta <= file.header_size(), "metadata fits in the header");
     if (!writable) return;
     const auto& ts = file.tensors();
-    for (std::size_t i = 0; i < ts.size(); ++i) refs.emplace_back(ts[i].name, ts[i].shape, values[i].data);
+    for (std::size_t i = 0; i < ts.size(); ++i) refs.emplace_back(std::string(ts[i].name), ts[i].shape.to_vector(), values[i].data);
     const auto back = pio::safetensors_file::from_bytes(pio::safetensors_bytes(refs, file.metadata()));
     posenc_fuzz::expect(back.metadata() == file.metadata(), "round trip keeps the metadata");
     posenc_fuzz::expect(back.tensors().size() == ts.size(), "round trip keeps the tensors");

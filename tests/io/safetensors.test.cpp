@@ -5,10 +5,12 @@
 // F64 -> F32 must equal static_cast<float>.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -381,4 +383,67 @@ TEST_CASE("safetensors fuzz: single-byte mutations, random multi-byte mutations 
   }
   CHECK(ok > 0);
   CHECK(rejected > 0);
+}
+
+TEST_CASE("safetensors: names and shapes view storage shared by copies; from_bytes keeps its own data") {
+  bytes img = two_tensor_file();
+  std::optional<pio::safetensors_file> copy;
+  {
+    const auto f = open_mem(img);
+    copy = f;  // the copy shares the tensor list's storage and the data
+  }
+  // the original is gone and the caller's bytes are overwritten: the copy still reads both
+  std::fill(img.begin(), img.end(), std::byte{0xAB});
+  img.clear();
+  img.shrink_to_fit();
+  const auto& w = copy->info("w");
+  CHECK(w.name == "w");
+  CHECK(w.shape == std::vector<std::size_t>{2, 2});
+  CHECK(std::vector<std::size_t>{2, 2} == w.shape);
+  CHECK(w.shape != std::vector<std::size_t>{2});
+  CHECK(w.shape != std::vector<std::size_t>{2, 3});
+  CHECK(w.shape == copy->info("w").shape);
+  CHECK(w.shape != copy->info("b").shape);
+  CHECK(w.shape.to_vector() == std::vector<std::size_t>{2, 2});
+  CHECK(copy->get<float>("w").data == std::vector<float>{1.0f, -2.0f, 0.5f, 3.25f});
+  CHECK(copy->get<double>("b").data == std::vector<double>{0.1, -1e300, 7.0});
+  CHECK(copy->raw("b").size() == 24);
+  // a moved-from file lists nothing (and says so), it does not dangle
+  pio::safetensors_file moved = std::move(*copy);
+  CHECK(moved.names() == std::vector<std::string>{"w", "b"});
+  CHECK(copy->tensors().empty());  // NOLINT(bugprone-use-after-move): the documented moved-from state
+  CHECK_FALSE(copy->contains("w"));
+  io_test::require_error([&] { (void)copy->info("w"); }, {"no tensor named 'w'", "the file has 0 tensors"});
+}
+
+TEST_CASE("safetensors: lookups by name in lists of more than 16 tensors agree with a linear search") {
+  // 300 tensors whose names exercise the sorted index and the name storage: prefixes of one
+  // another, bytes >= 0x80, a name longer than the storage's chunks (9000 bytes) and enough
+  // bytes (> 64 KiB) to span several chunks; listed in neither sorted nor reverse order.
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < 290; ++i) names.push_back("model.layers." + std::to_string((i * 37) % 290) + std::string(220, 'x'));
+  for (std::string s : {"a", "ab", "abc", "a\xC3\xA9", "\xC3\xA9", "Z", "model", "model.layers.1", "~"}) names.push_back(s);
+  names.push_back(std::string(9000, 'q'));
+  std::string json = "{";
+  bytes data;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i) json += ',';
+    json += entry(names[i], "F32", "[1]", 4 * i, 4 * i + 4);
+    io_test::put_f32(data, static_cast<float>(i));
+  }
+  json += "}";
+  const auto f = open_mem(io_test::safetensors_image(json, data));
+  REQUIRE(f.tensors().size() == names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    CHECK(f.tensors()[i].name == names[i]);  // file order, names intact across chunks
+    const auto& t = f.info(names[i]);
+    CHECK(t.begin == 4 * i);
+    CHECK(f.get<float>(names[i]).data == std::vector<float>{static_cast<float>(i)});
+  }
+  // absent: the empty name, a proper prefix, an extension, a name between two present ones
+  for (std::string_view absent : {std::string_view(""), std::string_view("model.layers"), std::string_view("abcd"),
+                                  std::string_view("aa"), std::string_view("\xC3"), std::string_view("~~")}) {
+    CHECK_FALSE(f.contains(absent));
+    CHECK_THROWS_AS((void)f.info(absent), posenc::io_error);
+  }
 }

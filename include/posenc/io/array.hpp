@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -117,7 +118,7 @@ template <class T>
 concept Element = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 /// "[2, 3, 4]" for error messages and printing.
-[[nodiscard]] inline std::string shape_string(const std::vector<std::size_t>& shape) {
+[[nodiscard]] inline std::string shape_string(std::span<const std::size_t> shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
@@ -128,7 +129,7 @@ concept Element = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 /// Number of elements of a shape, or std::nullopt if the product overflows std::size_t.
 /// (A shape with a zero extent has 0 elements whatever the other extents.)
-[[nodiscard]] inline std::optional<std::size_t> element_count(const std::vector<std::size_t>& shape) noexcept {
+[[nodiscard]] inline std::optional<std::size_t> element_count(std::span<const std::size_t> shape) noexcept {
   for (std::size_t s : shape)
     if (s == 0) return std::size_t{0};
   std::size_t n = 1;

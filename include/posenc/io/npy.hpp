@@ -332,10 +332,10 @@ void check_write_args(std::span<const T> data, std::span<const std::size_t> shap
   if (shape.size() > npy_max_rank)
     posenc::detail::fail<shape_error>(where, "shape has ", shape.size(), " dimensions, the .npy limit is ", npy_max_rank,
                                       " (NumPy's NPY_MAXDIMS)");
-  const auto count = element_count(std::vector<std::size_t>(shape.begin(), shape.end()));
+  const auto count = element_count(shape);
   if (!count || *count != data.size())
     posenc::detail::fail<shape_error>(where, "data has ", data.size(), " elements but shape ",
-                                      shape_string(std::vector<std::size_t>(shape.begin(), shape.end())), " has ",
+                                      shape_string(shape), " has ",
                                       count ? std::to_string(*count) : std::string("an overflowing number of"));
 }
 

@@ -24,12 +24,14 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/io/array.hpp>
 #include <posenc/io/detail/bytes.hpp>
@@ -57,11 +59,26 @@ namespace posenc::io {
   return "?";
 }
 
-/// Where a tensor lives in a safetensors file.
+/// A listed tensor's extents: a view of std::size_t that compares equal to any contiguous range of
+/// extents with the same values (`t.shape == std::vector<std::size_t>{2, 3}`).
+class extents_view : public std::span<const std::size_t> {
+ public:
+  constexpr extents_view() noexcept = default;
+  constexpr extents_view(std::span<const std::size_t> s) noexcept : std::span<const std::size_t>(s) {}  // NOLINT: a view converts
+  /// A copy that owns its extents.
+  [[nodiscard]] std::vector<std::size_t> to_vector() const { return {begin(), end()}; }
+  friend bool operator==(extents_view a, std::span<const std::size_t> b) noexcept { return std::ranges::equal(a, b); }
+  friend bool operator==(extents_view a, extents_view b) noexcept { return std::ranges::equal(a, b); }
+};
+
+/// Where a tensor lives in a safetensors file. `name` and `shape` view storage owned by the
+/// safetensors_file that listed the tensor and shared by its copies: they stay valid while that
+/// file object, or a copy of it, lives. Copy them (`std::string(t.name)`, `t.shape.to_vector()`)
+/// to keep them longer. (One block per file instead of two allocations per tensor: docs/io.md.)
 struct tensor_info {
-  std::string name;
+  std::string_view name;
   dtype type = dtype::f32;
-  std::vector<std::size_t> shape;
+  extents_view shape;
   std::uint64_t begin = 0;  ///< data_offsets[0]: first byte, relative to the data section
   std::uint64_t end = 0;    ///< data_offsets[1]: one past the last byte, relative to the data section
   std::uint64_t file_offset = 0;  ///< absolute offset of the first byte (8 + header length + begin)
@@ -111,6 +128,67 @@ inline constexpr std::size_t safetensors_max_array = 4096;  // longest JSON arra
   return false;
 }
 
+/// Storage that never moves what it has handed out: T values in chunks of at least 64 KiB, each
+/// allocated once. A request of more than an eighth of a chunk gets a chunk of its own, so at
+/// most an eighth of the storage is left unused at the chunk ends (plus one partly used chunk).
+template <class T>
+class chunked_store {
+ public:
+  [[nodiscard]] std::span<T> take(std::size_t n, std::string_view where) {
+    if (n == 0) return {};
+    if (n > m_left) {
+      const std::size_t c = n > chunk / 8 ? n : chunk;
+      m_chunks.push_back(checked::allocate(where, "the tensor list", c, sizeof(T),
+                                           [&] { return std::make_unique_for_overwrite<T[]>(c); }));
+      if (c == n) return {m_chunks.back().get(), n};  // a chunk of its own; the current one goes on
+      m_at = m_chunks.back().get();
+      m_left = c;
+    }
+    const std::span<T> out(m_at, n);
+    m_at += n;
+    m_left -= n;
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t chunk = std::size_t{65536} / sizeof(T) > 0 ? std::size_t{65536} / sizeof(T) : 1;
+  std::vector<std::unique_ptr<T[]>> m_chunks;
+  T* m_at = nullptr;
+  std::size_t m_left = 0;
+};
+
+/// A safetensors file's tensor list: the entries and the names and extents they view, and an
+/// index of the entries by name, sorted on the first lookup in a list of more than 16 (a lookup is
+/// then O(log n), so reading every tensor by name costs O(n log n), not O(n^2)).
+struct safetensors_listing {
+  std::vector<tensor_info> tensors;
+  chunked_store<char> names;
+  chunked_store<std::size_t> extents;
+
+  [[nodiscard]] const tensor_info* find(std::string_view name) const {
+    if (tensors.size() <= 16) {
+      for (const auto& t : tensors)
+        if (t.name == name) return &t;
+      return nullptr;
+    }
+    std::call_once(m_index_once, [&] {
+      std::vector<std::uint32_t> index = checked::allocate(
+          "safetensors_file::info", "the index of tensor names", tensors.size(), sizeof(std::uint32_t),
+          [&] { return std::vector<std::uint32_t>(tensors.size()); });
+      for (std::size_t i = 0; i < index.size(); ++i) index[i] = static_cast<std::uint32_t>(i);
+      std::sort(index.begin(), index.end(), [&](std::uint32_t a, std::uint32_t b) { return tensors[a].name < tensors[b].name; });
+      m_by_name = std::move(index);
+    });
+    const auto it = std::lower_bound(m_by_name.begin(), m_by_name.end(), name,
+                                     [&](std::uint32_t i, std::string_view key) { return tensors[i].name < key; });
+    return it != m_by_name.end() && tensors[*it].name == name ? &tensors[*it] : nullptr;
+  }
+
+ private:
+  mutable std::once_flag m_index_once;
+  mutable std::vector<std::uint32_t> m_by_name;  ///< entry indices (< 2^27: one JSON node each) sorted by name
+};
+
 }  // namespace detail
 
 /// A safetensors file opened for reading: the header is parsed and validated on open; tensors are
@@ -133,11 +211,13 @@ class safetensors_file {
   [[nodiscard]] static safetensors_file from_bytes(std::span<const std::byte> bytes) {
     safetensors_file s;
     s.m_source = std::string(detail::memory_source);
-    s.m_memory = std::make_shared<const std::vector<std::byte>>(bytes.begin(), bytes.end());
     s.m_file_size = bytes.size();
-    const std::byte* base = s.m_memory->data();
+    const std::byte* base = bytes.data();
+    // The header is parsed in place in the caller's bytes; only the data section is kept.
     s.parse([&](std::uint64_t off, void* dst, std::size_t n) { std::memcpy(dst, base + off, n); },
-            "safetensors_file::from_bytes");
+            "safetensors_file::from_bytes", base);
+    s.m_memory = std::make_shared<const std::vector<std::byte>>(
+        bytes.begin() + static_cast<std::ptrdiff_t>(s.data_offset()), bytes.end());
     return s;
   }
 
@@ -146,13 +226,17 @@ class safetensors_file {
   /// Tensor names in header order.
   [[nodiscard]] std::vector<std::string> names() const {
     std::vector<std::string> n;
-    n.reserve(m_tensors.size());
-    for (const auto& t : m_tensors) n.push_back(t.name);
+    n.reserve(tensors().size());
+    for (const auto& t : tensors()) n.emplace_back(t.name);
     return n;
   }
   /// All tensors, in header order.
-  [[nodiscard]] const std::vector<tensor_info>& tensors() const noexcept { return m_tensors; }
-  [[nodiscard]] bool contains(std::string_view name) const noexcept { return find(name) != nullptr; }
+  [[nodiscard]] const std::vector<tensor_info>& tensors() const noexcept {
+    static const std::vector<tensor_info> none;
+    return m_list ? m_list->tensors : none;
+  }
+  /// Whether the file has a tensor of that name (O(log n) after the first lookup; see info).
+  [[nodiscard]] bool contains(std::string_view name) const { return find(name) != nullptr; }
   /// The "__metadata__" map (empty if the file has none).
   [[nodiscard]] const safetensors_metadata& metadata() const noexcept { return m_metadata; }
   /// Length of the JSON header (N) and the absolute offset of the data section (8 + N).
@@ -169,15 +253,18 @@ class safetensors_file {
   };
   [[nodiscard]] header_cost parse_cost() const noexcept { return {m_json_nodes, m_json_bytes, m_json_key_comparisons}; }
 
-  /// A tensor's dtype, shape and byte range; io_error if there is no tensor of that name.
+  /// A tensor's dtype, shape and byte range; io_error if there is no tensor of that name. The first
+  /// lookup in a file of more than 16 tensors sorts an index of the names (O(n log n), 4 bytes a
+  /// tensor); every lookup is then O(log n).
   [[nodiscard]] const tensor_info& info(std::string_view name) const {
     const tensor_info* t = find(name);
     if (!t) {
       std::string have;
-      for (std::size_t i = 0; i < m_tensors.size() && i < 8; ++i) have += (i ? ", '" : "'") + m_tensors[i].name + "'";
-      if (m_tensors.size() > 8) have += ", ...";
-      detail::io_fail("safetensors_file", m_source, "no tensor named '", name, "' (the file has ", m_tensors.size(),
-                      " tensors", m_tensors.empty() ? "" : ": ", have, ")");
+      const auto& ts = tensors();
+      for (std::size_t i = 0; i < ts.size() && i < 8; ++i) (have += i ? ", '" : "'").append(ts[i].name) += "'";
+      if (ts.size() > 8) have += ", ...";
+      detail::io_fail("safetensors_file", m_source, "no tensor named '", name, "' (the file has ", ts.size(),
+                      " tensors", ts.empty() ? "" : ": ", have, ")");
     }
     return *t;
   }
@@ -187,7 +274,7 @@ class safetensors_file {
   [[nodiscard]] array<T> get(std::string_view name) const {
     const tensor_info& t = info(name);
     array<T> a;
-    a.shape = t.shape;
+    a.shape = t.shape.to_vector();
     a.data.resize(t.size());
     read_into_unchecked(t, a.data.data());
     return a;
@@ -229,16 +316,12 @@ class safetensors_file {
  private:
   safetensors_file() = default;
 
-  [[nodiscard]] const tensor_info* find(std::string_view name) const noexcept {
-    for (const auto& t : m_tensors)
-      if (t.name == name) return &t;
-    return nullptr;
-  }
+  [[nodiscard]] const tensor_info* find(std::string_view name) const { return m_list ? m_list->find(name) : nullptr; }
 
   void fetch(const tensor_info& t, std::byte* dst) const {
     const auto n = static_cast<std::size_t>(t.byte_size());
     if (m_memory) {
-      if (n) std::memcpy(dst, m_memory->data() + t.file_offset, n);
+      if (n) std::memcpy(dst, m_memory->data() + t.begin, n);
       return;
     }
     detail::input_file f = open_again();
@@ -257,7 +340,7 @@ class safetensors_file {
   template <class T>
   void read_into_unchecked(const tensor_info& t, T* dst) const {
     if (m_memory) {
-      detail::convert(t.type, false, m_memory->data() + t.file_offset, t.size(), dst);
+      detail::convert(t.type, false, m_memory->data() + t.begin, t.size(), dst);
       return;
     }
     if (t.type == dtype_of<T>() && std::endian::native == std::endian::little) {
@@ -269,8 +352,10 @@ class safetensors_file {
   }
 
 
+  /// Parses and validates the header; `image` is the whole file when it is in memory (the header
+  /// text is then read in place), null when `read` fetches from a file.
   template <class Read>
-  void parse(Read&& read, std::string_view where) {
+  void parse(Read&& read, std::string_view where, const std::byte* image = nullptr) {
     const std::string& src = m_source;
     const std::uint64_t total = m_file_size;
     if (total < 8)
@@ -289,8 +374,8 @@ class safetensors_file {
     // The header's text: read from the file, or (from_bytes) used in place in the held copy.
     std::string copy;
     std::string_view text;
-    if (m_memory) {
-      text = std::string_view(reinterpret_cast<const char*>(m_memory->data()) + 8, static_cast<std::size_t>(n));
+    if (image) {
+      text = std::string_view(reinterpret_cast<const char*>(image) + 8, static_cast<std::size_t>(n));
     } else {
       copy.assign(static_cast<std::size_t>(n), '\0');
       read(8, copy.data(), copy.size());
@@ -304,7 +389,10 @@ class safetensors_file {
     const json::value root = doc.root();
     if (!root.is_object()) detail::io_fail(where, src, "bad safetensors header: the JSON header is not an object");
     const std::uint64_t data_size = total - 8 - n;
-    m_tensors.reserve(root.size());
+    auto list = checked::allocate(where, "the tensor list", 1, sizeof(detail::safetensors_listing),
+                                  [] { return std::make_shared<detail::safetensors_listing>(); });
+    std::vector<tensor_info>& ts = list->tensors;
+    ts.reserve(root.size());
     root.for_each_member([&](std::string_view name, const json::value& v) {
       if (name == "__metadata__") {
         if (!v.is_object()) detail::io_fail(where, src, "\"__metadata__\" must be an object of strings");
@@ -317,7 +405,6 @@ class safetensors_file {
       auto bad = [&](const auto&... parts) { detail::io_fail(where, src, "tensor '", name, "': ", parts...); };
       if (!v.is_object()) bad("the header entry is not an object");
       tensor_info t;
-      t.name = std::string(name);
       // One pass over the entry's members (the parser has rejected duplicate keys).
       std::optional<json::value> dt, sh, off;
       v.for_each_member([&](std::string_view k, const json::value& x) {
@@ -331,13 +418,15 @@ class safetensors_file {
       if (!detail::safetensors_dtype_from_name(dt->text(), t.type))
         bad("unsupported dtype \"", dt->text(), "\" (supported: F16, BF16, F32, F64, I8..I64, U8..U64, BOOL)");
       if (!sh || !sh->is_array()) bad("missing \"shape\" array");
-      t.shape.reserve(sh->size());
+      const std::span<std::size_t> shape = list->extents.take(sh->size(), where);
+      std::size_t r = 0;
       sh->for_each_item([&](const json::value& e) {
         const auto x = e.as_u64();
         if (!x) bad("\"shape\" must hold non-negative integers, got ", e.is_number() ? e.text() : std::string_view("a non-number"));
         if (*x > static_cast<std::uint64_t>(static_cast<std::size_t>(-1))) bad("\"shape\" extent ", *x, " too large");
-        t.shape.push_back(static_cast<std::size_t>(*x));
+        shape[r++] = static_cast<std::size_t>(*x);
       });
+      t.shape = std::span<const std::size_t>(shape);
       if (!off || !off->is_array() || off->size() != 2)
         bad("\"data_offsets\" must be an array of two integers");
       const auto b = off->item(0).as_u64(), e = off->item(1).as_u64();
@@ -355,23 +444,22 @@ class safetensors_file {
       if (static_cast<std::uint64_t>(*count) * w != t.end - t.begin)
         bad("shape ", shape_string(t.shape), " of ", safetensors_dtype_name(t.type), " needs ", *count * w,
             " bytes, \"data_offsets\" [", t.begin, ", ", t.end, "] span ", t.end - t.begin);
-      m_tensors.push_back(std::move(t));
+      const std::span<char> stored = list->names.take(name.size(), where);
+      if (!name.empty()) std::memcpy(stored.data(), name.data(), name.size());
+      t.name = std::string_view(stored.data(), stored.size());
+      ts.push_back(t);
     });
     m_json_nodes = doc.nodes();
     m_json_bytes = doc.memory_bytes();
     m_json_key_comparisons = doc.key_comparisons();
     // The tensors must tile the data section: sorted by offset, each starts where the previous ended.
-    // (Files are usually written in offset order: then the sort is skipped.)
-    std::vector<const tensor_info*> order;
-    order.reserve(m_tensors.size());
-    for (const auto& t : m_tensors) order.push_back(&t);
+    // (Files are usually written in offset order: then no order is built.)
     const auto before = [](const tensor_info* a, const tensor_info* b) {
       return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
     };
-    if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
     std::uint64_t at = 0;
     const tensor_info* prev = nullptr;
-    for (const tensor_info* t : order) {
+    const auto next = [&](const tensor_info* t) {
       if (t->begin < at)
         detail::io_fail(where, src, "tensor '", t->name, "': data [", t->begin, ", ", t->end, ") overlaps tensor '",
                         prev->name, "' [", prev->begin, ", ", prev->end, ")");
@@ -380,9 +468,21 @@ class safetensors_file {
                         t->begin, ", ", t->end, ")");
       at = t->end;
       prev = t;
+    };
+    bool sorted = true;
+    for (std::size_t i = 1; i < ts.size() && sorted; ++i) sorted = !before(&ts[i], &ts[i - 1]);
+    if (sorted) {
+      for (const tensor_info& t : ts) next(&t);
+    } else {
+      std::vector<const tensor_info*> order;
+      order.reserve(ts.size());
+      for (const auto& t : ts) order.push_back(&t);
+      std::sort(order.begin(), order.end(), before);
+      for (const tensor_info* t : order) next(t);
     }
     if (at != data_size)
       detail::io_fail(where, src, data_size - at, " bytes at the end of the data section belong to no tensor");
+    m_list = std::move(list);
   }
 
   std::string m_source;
@@ -390,7 +490,7 @@ class safetensors_file {
   std::shared_ptr<const std::vector<std::byte>> m_memory;
   std::uint64_t m_file_size = 0;
   std::uint64_t m_header_size = 0;
-  std::vector<tensor_info> m_tensors;
+  std::shared_ptr<const detail::safetensors_listing> m_list;  ///< null only in a moved-from object
   safetensors_metadata m_metadata;
   std::size_t m_json_nodes = 0;
   std::size_t m_json_bytes = 0;
