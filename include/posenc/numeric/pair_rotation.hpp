@@ -222,6 +222,17 @@ __attribute__((target("avx2,f16c"))) inline __m256 load8(const T* p) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
+/// 8 floats rounded to nearest even to bfloat16 bits, one per 32-bit lane (as
+/// numeric::float_to_bf16_bits: a NaN keeps its sign and high payload and is made quiet).
+__attribute__((target("avx2"))) inline __m256i bf16_round8(__m256 x) {
+  const __m256i u = _mm256_castps_si256(x);
+  const __m256i hi = _mm256_srli_epi32(u, 16);
+  const __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+  const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  return _mm256_blendv_epi8(rounded, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);  // each lane < 2^16
+}
+
 /// 8 floats rounded to nearest even to binary16 or bfloat16 (as numeric::float_to_half_bits /
 /// float_to_bf16_bits), stored at p; returns the 8 results (for the finite check).
 template <class T>
@@ -230,15 +241,26 @@ __attribute__((target("avx2,f16c"))) inline __m128i store8(T* p, __m256 x) {
   if constexpr (std::is_same_v<T, Eigen::half>) {
     h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   } else {
-    const __m256i u = _mm256_castps_si256(x);
-    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
-    const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
-    const __m256i r = _mm256_blendv_epi8(rounded, quiet, nan);  // each 32-bit lane < 2^16
+    const __m256i r = bf16_round8(x);
     h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
   }
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), h);
+  return h;
+}
+
+/// 16 floats (x0 then x1) rounded to nearest even to binary16 or bfloat16, stored at p with one
+/// 32-byte store; returns the 16 results (for the finite check). Two vectors share the pack.
+template <class T>
+__attribute__((target("avx2,f16c"))) inline __m256i store16(T* p, __m256 x0, __m256 x1) {
+  __m256i h;
+  if constexpr (std::is_same_v<T, Eigen::half>) {
+    h = _mm256_set_m128i(_mm256_cvtps_ph(x1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                         _mm256_cvtps_ph(x0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  } else {
+    // packus interleaves the 128-bit halves (x0 lo, x1 lo, x0 hi, x1 hi); 0xd8 puts them in order
+    h = _mm256_permute4x64_epi64(_mm256_packus_epi32(bf16_round8(x0), bf16_round8(x1)), 0xd8);
+  }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h);
   return h;
 }
 
@@ -252,13 +274,30 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
   const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
   const __m256 sign_even = _mm256_castsi256_ps(_mm256_setr_epi32(int(0x80000000u), 0, int(0x80000000u), 0,
                                                                  int(0x80000000u), 0, int(0x80000000u), 0));
+  const __m256i exp_mask16 = _mm256_set1_epi16(static_cast<short>(std::is_same_v<T, Eigen::half> ? 0x7c00 : 0x7f80));
   bool bad = false;
   for (std::size_t h = 0; h < heads; ++h) {
     T* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
     __m128i acc = _mm_setzero_si128();
+    __m256i acc16 = _mm256_setzero_si256();
     const std::size_t body = half - half % (interleaved ? 4 : 8);  // pairs in whole vectors
+    // pairs in whole pairs of vectors: 16 values a store
+    const std::size_t body2 = half - half % (interleaved ? 8 : 16);
     if (interleaved) {
-      for (std::size_t k = 0; k < body; k += 4) {
+      for (std::size_t k = 0; k < body2; k += 8) {
+        const __m256 x0 = load8(v + 2 * k), x1 = load8(v + 2 * k + 8);
+        const __m256 c0 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(c + k)), dup);
+        const __m256 c1 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(c + k + 4)), dup);
+        const __m256 s0 =
+            _mm256_xor_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(s + k)), dup), sign_even);
+        const __m256 s1 =
+            _mm256_xor_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(s + k + 4)), dup), sign_even);
+        const __m256 y0 = _mm256_add_ps(_mm256_mul_ps(x0, c0), _mm256_mul_ps(_mm256_permute_ps(x0, 0xb1), s0));
+        const __m256 y1 = _mm256_add_ps(_mm256_mul_ps(x1, c1), _mm256_mul_ps(_mm256_permute_ps(x1, 0xb1), s1));
+        const __m256i o = store16(v + 2 * k, y0, y1);
+        acc16 = _mm256_or_si256(acc16, _mm256_cmpeq_epi16(_mm256_and_si256(o, exp_mask16), exp_mask16));
+      }
+      for (std::size_t k = body2; k < body; k += 4) {
         const __m256 x = load8(v + 2 * k);  // a0 b0 a1 b1 a2 b2 a3 b3
         const __m256 cc = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(c + k)), dup);
         const __m256 ss =
@@ -269,7 +308,18 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
       }
     } else {
       T* vb = v + half;
-      for (std::size_t k = 0; k < body; k += 8) {
+      for (std::size_t k = 0; k < body2; k += 16) {
+        const __m256 a0 = load8(v + k), a1 = load8(v + k + 8), b0 = load8(vb + k), b1 = load8(vb + k + 8);
+        const __m256 c0 = _mm256_loadu_ps(c + k), c1 = _mm256_loadu_ps(c + k + 8);
+        const __m256 s0 = _mm256_loadu_ps(s + k), s1 = _mm256_loadu_ps(s + k + 8);
+        const __m256i oa = store16(v + k, _mm256_sub_ps(_mm256_mul_ps(a0, c0), _mm256_mul_ps(b0, s0)),
+                                   _mm256_sub_ps(_mm256_mul_ps(a1, c1), _mm256_mul_ps(b1, s1)));
+        const __m256i ob = store16(vb + k, _mm256_add_ps(_mm256_mul_ps(a0, s0), _mm256_mul_ps(b0, c0)),
+                                   _mm256_add_ps(_mm256_mul_ps(a1, s1), _mm256_mul_ps(b1, c1)));
+        acc16 = _mm256_or_si256(acc16, _mm256_cmpeq_epi16(_mm256_and_si256(oa, exp_mask16), exp_mask16));
+        acc16 = _mm256_or_si256(acc16, _mm256_cmpeq_epi16(_mm256_and_si256(ob, exp_mask16), exp_mask16));
+      }
+      for (std::size_t k = body2; k < body; k += 8) {
         const __m256 a = load8(v + k), b = load8(vb + k);
         const __m256 cc = _mm256_loadu_ps(c + k), ss = _mm256_loadu_ps(s + k);
         const __m128i oa = store8(v + k, _mm256_sub_ps(_mm256_mul_ps(a, cc), _mm256_mul_ps(b, ss)));
@@ -279,7 +329,7 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
       }
     }
     bad |= rotate_tail<T, float>(v, c, s, half, body, interleaved, check);
-    if (check) bad |= _mm_testz_si128(acc, acc) == 0;
+    if (check) bad |= _mm_testz_si128(acc, acc) == 0 || _mm256_testz_si256(acc16, acc16) == 0;
   }
   return bad;
 }
