@@ -4,7 +4,7 @@
 // of tests/rotary checks against long double references: the same rotation must come out bit for
 // bit (the kernels round each product, the sum and the store exactly as the portable code does),
 // for both layouts, every head width from 1 to 70 pairs (the vector bodies and their scalar tails),
-// several heads a stride apart, values spanning the storage type's range (subnormals, values that
+// wide heads up to 300 pairs, several heads a stride apart, values spanning the storage type's range (subnormals, values that
 // overflow when rotated, Inf and NaN), and the fused finite check must report exactly what the
 // portable check reports. A NaN only has to stay a NaN (payloads may differ).
 //
@@ -62,7 +62,12 @@ void compare_kernels(bool interleaved, std::uint32_t seed) {
   const double big = std::is_same_v<T, Eigen::half> ? 6.0e4 : 3.0e38;  // rotated, may overflow
   const double tiny = std::is_same_v<T, Eigen::half> ? 3.0e-6 : 1.0e-39;  // subnormal
   std::size_t compared = 0, mismatched = 0, flag_mismatched = 0;
-  for (std::size_t half = 1; half <= 70; ++half) {
+  std::vector<std::size_t> halves;
+  for (std::size_t half = 1; half <= 70; ++half) halves.push_back(half);
+  // wide heads: the 16-bit kernels spread the interleaved coefficients once per call up to 256
+  // pairs in whole vector pairs (half 263: 256 of them) and per head beyond (264, 300)
+  for (std::size_t half : {256, 263, 264, 300}) halves.push_back(half);
+  for (std::size_t half : halves) {
     for (int special : {0, 1, 2}) {  // 0: ordinary values; 1: with subnormals and overflow; 2: with a NaN or Inf
       const std::size_t heads = 3, stride = 2 * half + 5;
       std::vector<T> a(heads * stride);

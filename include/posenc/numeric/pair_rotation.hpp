@@ -264,6 +264,13 @@ __attribute__((target("avx2,f16c"))) inline __m256i store16(T* p, __m256 x0, __m
   return h;
 }
 
+/// p[k..k+4) each in two adjacent lanes, xor'ed with `sign` (zero, or the sign bit of the even
+/// lanes: -s s for the interleaved layout's sines).
+__attribute__((target("avx2"))) inline __m256 spread4(const float* p, __m256 sign) {
+  const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+  return _mm256_xor_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(p)), dup), sign);
+}
+
 template <class T>
 __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, std::ptrdiff_t head_stride,
                                                                      std::size_t heads, const float* cs,
@@ -275,23 +282,34 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
   const __m256 sign_even = _mm256_castsi256_ps(_mm256_setr_epi32(int(0x80000000u), 0, int(0x80000000u), 0,
                                                                  int(0x80000000u), 0, int(0x80000000u), 0));
   const __m256i exp_mask16 = _mm256_set1_epi16(static_cast<short>(std::is_same_v<T, Eigen::half> ? 0x7c00 : 0x7f80));
+  const std::size_t body = half - half % (interleaved ? 4 : 8);  // pairs in whole vectors
+  // pairs in whole pairs of vectors: 16 values a store
+  const std::size_t body2 = half - half % (interleaved ? 8 : 16);
+  // Interleaved layout: every head of the call uses the same coefficients, so each is spread to
+  // its two lanes (c c, -s s) once here rather than once per head (up to 256 pairs; wider heads
+  // spread them per head below).
+  constexpr std::size_t spread_max = 256;
+  alignas(32) float cd[2 * spread_max], sd[2 * spread_max];
+  const bool spread = interleaved && body2 <= spread_max;
+  const __m256 no_sign = _mm256_setzero_ps();
+  if (spread) {
+    for (std::size_t k = 0; k < body2; k += 4) {
+      _mm256_store_ps(cd + 2 * k, spread4(c + k, no_sign));
+      _mm256_store_ps(sd + 2 * k, spread4(s + k, sign_even));
+    }
+  }
   bool bad = false;
   for (std::size_t h = 0; h < heads; ++h) {
     T* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
     __m128i acc = _mm_setzero_si128();
     __m256i acc16 = _mm256_setzero_si256();
-    const std::size_t body = half - half % (interleaved ? 4 : 8);  // pairs in whole vectors
-    // pairs in whole pairs of vectors: 16 values a store
-    const std::size_t body2 = half - half % (interleaved ? 8 : 16);
     if (interleaved) {
       for (std::size_t k = 0; k < body2; k += 8) {
         const __m256 x0 = load8(v + 2 * k), x1 = load8(v + 2 * k + 8);
-        const __m256 c0 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(c + k)), dup);
-        const __m256 c1 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(c + k + 4)), dup);
-        const __m256 s0 =
-            _mm256_xor_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(s + k)), dup), sign_even);
-        const __m256 s1 =
-            _mm256_xor_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(s + k + 4)), dup), sign_even);
+        const __m256 c0 = spread ? _mm256_load_ps(cd + 2 * k) : spread4(c + k, no_sign);
+        const __m256 c1 = spread ? _mm256_load_ps(cd + 2 * k + 8) : spread4(c + k + 4, no_sign);
+        const __m256 s0 = spread ? _mm256_load_ps(sd + 2 * k) : spread4(s + k, sign_even);
+        const __m256 s1 = spread ? _mm256_load_ps(sd + 2 * k + 8) : spread4(s + k + 4, sign_even);
         const __m256 y0 = _mm256_add_ps(_mm256_mul_ps(x0, c0), _mm256_mul_ps(_mm256_permute_ps(x0, 0xb1), s0));
         const __m256 y1 = _mm256_add_ps(_mm256_mul_ps(x1, c1), _mm256_mul_ps(_mm256_permute_ps(x1, 0xb1), s1));
         const __m256i o = store16(v + 2 * k, y0, y1);
