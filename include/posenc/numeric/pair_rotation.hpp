@@ -166,6 +166,12 @@ inline bool x86_kernels_available() noexcept {
 
 // ---- float storage, double work: 4 pairs (half layout) or 2 pairs (interleaved) per vector ----
 
+/// p[k], p[k + 1] each in two adjacent lanes, xor'ed with `sign` (zero, or the sign bit of the
+/// even lanes: -s s for the interleaved layout's sines).
+__attribute__((target("avx2"))) inline __m256d spread2(const double* p, __m256d sign) {
+  return _mm256_xor_pd(_mm256_permute4x64_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p)), 0x50), sign);
+}
+
 __attribute__((target("avx2"))) inline bool rotate_heads_x86(float* base, std::ptrdiff_t head_stride,
                                                              std::size_t heads, const double* cs, std::size_t half,
                                                              bool interleaved, bool check) {
@@ -174,17 +180,29 @@ __attribute__((target("avx2"))) inline bool rotate_heads_x86(float* base, std::p
   const __m128i exp_mask = _mm_set1_epi32(0x7f800000);
   const __m256d sign_even = _mm256_castsi256_pd(_mm256_set_epi64x(0, std::int64_t(0x8000000000000000ull), 0,
                                                                   std::int64_t(0x8000000000000000ull)));
+  const std::size_t body = half - half % (interleaved ? 2 : 4);  // pairs in whole vectors
+  // Interleaved layout: every head of the call uses the same coefficients, so each is spread to
+  // its two lanes (c0 c0 c1 c1, -s0 s0 -s1 s1) once here rather than once per head (up to 256
+  // pairs; wider heads spread them per head).
+  constexpr std::size_t spread_max = 256;
+  alignas(32) double cd[2 * spread_max], sd[2 * spread_max];
+  const bool spread = interleaved && body <= spread_max;
+  const __m256d no_sign = _mm256_setzero_pd();
+  if (spread) {
+    for (std::size_t k = 0; k < body; k += 2) {
+      _mm256_store_pd(cd + 2 * k, spread2(c + k, no_sign));
+      _mm256_store_pd(sd + 2 * k, spread2(s + k, sign_even));
+    }
+  }
   bool bad = false;
   for (std::size_t h = 0; h < heads; ++h) {
     float* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
     __m128i acc = _mm_setzero_si128();
-    const std::size_t body = half - half % (interleaved ? 2 : 4);  // pairs in whole vectors
     if (interleaved) {
       for (std::size_t k = 0; k < body; k += 2) {
         const __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(v + 2 * k));  // a0 b0 a1 b1
-        const __m256d cc = _mm256_permute4x64_pd(_mm256_castpd128_pd256(_mm_loadu_pd(c + k)), 0x50);  // c0 c0 c1 c1
-        const __m256d ss = _mm256_xor_pd(_mm256_permute4x64_pd(_mm256_castpd128_pd256(_mm_loadu_pd(s + k)), 0x50),
-                                         sign_even);             // -s0 s0 -s1 s1
+        const __m256d cc = spread ? _mm256_load_pd(cd + 2 * k) : spread2(c + k, no_sign);     // c0 c0 c1 c1
+        const __m256d ss = spread ? _mm256_load_pd(sd + 2 * k) : spread2(s + k, sign_even);  // -s0 s0 -s1 s1
         const __m256d xs = _mm256_permute_pd(x, 0x5);            // b0 a0 b1 a1
         const __m256d r = _mm256_add_pd(_mm256_mul_pd(x, cc), _mm256_mul_pd(xs, ss));
         const __m128 o = _mm256_cvtpd_ps(r);
