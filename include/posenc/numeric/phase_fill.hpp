@@ -22,6 +22,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -70,7 +71,12 @@ struct phase_rows {
     resize(rows, w.size());
     if (rows == 0) return;
     std::vector<W> ps(m), pc(m);
-    phase_row(x0, w, s.data(), c.data());
+    if (x0 == 0 && !std::signbit(x0)) {  // e^{i 0} = (0, 1): what phase_row gives at x = +0, without m evaluations
+      std::fill(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(m), W(0));
+      std::fill(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(m), W(1));
+    } else {
+      phase_row(x0, w, s.data(), c.data());
+    }
     for (std::size_t p = 1; p < rows; p *= 2) {
       phase_row(static_cast<wide>(p) * dx, w, ps.data(), pc.data());
       for (std::size_t r = p; r < std::min(rows, 2 * p); ++r) {

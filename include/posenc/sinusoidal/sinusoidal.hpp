@@ -47,7 +47,6 @@ using sinusoidal::frequencies_wide;
 /// (posenc/numeric/phase_fill.hpp).
 using numeric::sincos_angle;
 using numeric::detail::anchor_phases;
-using numeric::detail::certified_as;
 using numeric::detail::phase_row;
 using numeric::detail::phase_rows;
 using numeric::detail::round_certified;
