@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <vector>
 
 #include <posenc/sinusoidal.hpp>
 
@@ -58,6 +59,45 @@ void BM_table(benchmark::State& state) {
   set_counters<T>(state, L, d);
 }
 
+// The arithmetic floor of a float table by angle addition in double: rows a + b and a - b of
+// (sin, cos) from an anchor and 64 offsets (unit complex numbers in double, in cache), the four
+// products shared, each value rounded once to float and stored interleaved: what the float table
+// does per entry without the certificate of its rounding (the second rounding of v +- E and the
+// comparison) and without its phases. Same buffer, same binary as BM_fill and BM_table.
+void BM_round_floor(benchmark::State& state) {
+  const auto L = static_cast<std::size_t>(state.range(0)), d = static_cast<std::size_t>(state.range(1));
+  const std::size_t m = d / 2, B = 64;
+  posenc::table<float> out(static_cast<Eigen::Index>(L), static_cast<Eigen::Index>(d));
+  out.setZero();
+  std::vector<double> as(m), ac(m), bs(B * m), bc(B * m);
+  for (std::size_t k = 0; k < m; ++k) {
+    as[k] = std::sin(0.37 * static_cast<double>(k));
+    ac[k] = std::cos(0.37 * static_cast<double>(k));
+  }
+  for (std::size_t i = 0; i < B * m; ++i) {
+    bs[i] = std::sin(0.011 * static_cast<double>(i));
+    bc[i] = std::cos(0.011 * static_cast<double>(i));
+  }
+  for (auto _ : state) {
+    for (std::size_t r = 0; r + 1 < L; r += 2) {
+      float* __restrict plus = out.data() + r * d;
+      float* __restrict minus = plus + d;
+      const double* __restrict sb = bs.data() + (r / 2 % B) * m;
+      const double* __restrict cb = bc.data() + (r / 2 % B) * m;
+      for (std::size_t k = 0; k < m; ++k) {
+        const double p1 = as[k] * cb[k], p2 = ac[k] * sb[k], p3 = ac[k] * cb[k], p4 = as[k] * sb[k];
+        plus[2 * k] = static_cast<float>(p1 + p2);
+        plus[2 * k + 1] = static_cast<float>(p3 - p4);
+        minus[2 * k] = static_cast<float>(p1 - p2);
+        minus[2 * k + 1] = static_cast<float>(p3 + p4);
+      }
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters<float>(state, L, d);
+}
+
 // The naive table: angle i * w formed in T, std::sin and std::cos per element.
 template <class T>
 void BM_naive(benchmark::State& state) {
@@ -94,6 +134,11 @@ void table_sizes(benchmark::internal::Benchmark* b) {
   for (long t : {1L, 2L}) b->Args({16384, 1024, t, 1});  // half layout
   b->ArgNames({"L", "d", "threads", "half"});
 }
+void floor_sizes(benchmark::internal::Benchmark* b) {
+  for (long L : {4096L, 16384L}) b->Args({L, 512});
+  b->Args({16384, 1024});
+  b->ArgNames({"L", "d"});
+}
 void naive_sizes(benchmark::internal::Benchmark* b) {
   for (long t : {1L, 2L}) b->Args({4096, 512, t});
   b->ArgNames({"L", "d", "threads"});
@@ -105,5 +150,6 @@ BENCHMARK(BM_fill<float>)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealT
 BENCHMARK(BM_table<float>)->Apply(table_sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_fill<double>)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_table<double>)->Apply(table_sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_round_floor)->Apply(floor_sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_naive<float>)->Apply(naive_sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_naive<double>)->Apply(naive_sizes)->Unit(benchmark::kMillisecond)->UseRealTime();

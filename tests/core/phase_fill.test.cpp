@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <random>
 #include <type_traits>
 #include <vector>
 
@@ -156,4 +157,81 @@ TEST_CASE("phase_fill: round_certified decides a float rounding only when the bo
   CHECK_FALSE(pf::certified_as(mid + 0x1p-40, 0x1p-39, f));
   // in a half type the comparison is made after rounding the float to that type
   CHECK(pf::certified_as(mid + 0x1p-40, 0x1p-42, Eigen::half(static_cast<float>(next))));
+}
+
+TEST_CASE("phase_fill: certified_angle_sum stores the correctly rounded sum wherever it decides, in every loop") {
+  // Anchors and offsets are unit complex numbers (random angles); the reference of each entry is
+  // the exact sum of the two double products, formed in long double (each product of two doubles
+  // has 106 bits; their long double sum is within 2^-63 of the exact one). Bound E = 2^-44. An
+  // entry whose reference is farther than 2^-43 from every float rounding boundary must be
+  // decided (the loop's interval [v - E, v + E] lies within 2^-44 + 2^-51 of the reference) and
+  // be the float rounding of the reference; any entry of a row the loop does not flag must be
+  // too. In every trial, one sine of each 16 pairs is moved within ~2^-50 of a float midpoint, so
+  // every row must be flagged (the undecided path). Checked: the portable loop, the dispatching
+  // one, and (x86-64 with AVX2 and FMA) the vector loop, interleaved and split, m % 4 != 0 (the
+  // vector loop's remainder).
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> ang(-3.2, 3.2);
+  const std::size_t m = 67;
+  std::vector<double> as(m), ac(m), bs(m), bc(m), pe(m, 0x1p-44);
+  using run = int (*)(std::size_t, const double*, const double*, const double*, const double*, const double*, float*,
+                      float*, float*, float*);
+  struct loop {
+    const char* name;
+    bool inter;
+    run f;
+  };
+  std::vector<loop> loops = {{"portable", true, &pf::certified_angle_sum_portable<true, true>},
+                             {"portable", false, &pf::certified_angle_sum_portable<false, true>},
+                             {"dispatch", true, &pf::certified_angle_sum<true, true>},
+                             {"dispatch", false, &pf::certified_angle_sum<false, true>}};
+#if defined(POSENC_PHASE_FILL_X86)
+  if (pf::certified_x86_available()) {
+    loops.push_back({"x86", true, &pf::certified_angle_sum_x86<true, true>});
+    loops.push_back({"x86", false, &pf::certified_angle_sum_x86<false, true>});
+  }
+#endif
+  const auto clear = [](long double v) {  // the float rounding is the same over [v - 2^-43, v + 2^-43]
+    return static_cast<float>(v - 0x1p-43L) == static_cast<float>(v + 0x1p-43L);
+  };
+  std::size_t checked = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    for (std::size_t k = 0; k < m; ++k) {
+      const double a = ang(rng), b = ang(rng);
+      as[k] = std::sin(a);
+      ac[k] = std::cos(a);
+      bs[k] = std::sin(b);
+      bc[k] = std::cos(b);
+      if (k % 16 == 3) {  // move sa so that sa cb + ca sb lies next to a float midpoint
+        const long double v = static_cast<long double>(as[k]) * bc[k] + static_cast<long double>(ac[k]) * bs[k];
+        const float f = static_cast<float>(v);
+        const float g = v > static_cast<long double>(f) ? std::nextafter(f, 2.0f) : std::nextafter(f, -2.0f);
+        const double mid = (static_cast<double>(f) + static_cast<double>(g)) / 2;  // exact
+        as[k] += static_cast<double>((static_cast<long double>(mid) - v) / bc[k]);
+      }
+    }
+    for (const auto& l : loops) {
+      std::vector<float> plus(2 * m, -9.0f), minus(2 * m, -9.0f);
+      const int u = l.inter ? l.f(m, as.data(), ac.data(), bs.data(), bc.data(), pe.data(), plus.data(), nullptr,
+                                  minus.data(), nullptr)
+                            : l.f(m, as.data(), ac.data(), bs.data(), bc.data(), pe.data(), plus.data(),
+                                  plus.data() + m, minus.data(), minus.data() + m);
+      INFO(l.name, l.inter ? " interleaved" : " split", ", trial ", trial);
+      CHECK(u != 0);
+      for (std::size_t k = 0; k < m; ++k) {
+        const long double p1 = static_cast<long double>(as[k]) * bc[k], p2 = static_cast<long double>(ac[k]) * bs[k];
+        const long double p3 = static_cast<long double>(ac[k]) * bc[k], p4 = static_cast<long double>(as[k]) * bs[k];
+        const long double ref[4] = {p1 + p2, p3 - p4, p1 - p2, p3 + p4};
+        const float got[4] = {l.inter ? plus[2 * k] : plus[k], l.inter ? plus[2 * k + 1] : plus[m + k],
+                              l.inter ? minus[2 * k] : minus[k], l.inter ? minus[2 * k + 1] : minus[m + k]};
+        for (int i = 0; i < 4; ++i)
+          if (clear(ref[i])) {
+            CHECK(got[i] == static_cast<float>(ref[i]));
+            ++checked;
+          }
+      }
+    }
+  }
+  MESSAGE("certified_angle_sum: ", checked, " entries checked");
+  CHECK(checked > 200 * 4 * m * 2);
 }

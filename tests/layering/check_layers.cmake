@@ -117,7 +117,8 @@ set(LIB_OF_cuda cuda)
 set(LIB_OF_omp openmp)
 # <immintrin.h>, <cpuid.h>: the x86 intrinsics and CPUID, from the compiler; numeric/pair_rotation.hpp
 # includes them only on x86-64 under GCC or Clang (not nvcc), for the AVX2 / F16C rotation kernels
-# chosen at run time.
+# chosen at run time, and numeric/phase_fill.hpp <immintrin.h> likewise, for the float tables'
+# AVX2 / FMA certified angle addition.
 set(LIB_OF_immintrin x86_intrinsics)
 set(LIB_OF_cpuid x86_intrinsics)
 set(THIRD_PARTY_eigen encoding/ adapters/eigen.hpp device/)
@@ -129,7 +130,7 @@ set(THIRD_PARTY_boost adapters/odeint.hpp)
 set(THIRD_PARTY_thrust adapters/thrust.hpp device/)
 set(THIRD_PARTY_cuda device/)
 set(THIRD_PARTY_openmp core/thread_pool.hpp)
-set(THIRD_PARTY_x86_intrinsics numeric/pair_rotation.hpp)
+set(THIRD_PARTY_x86_intrinsics numeric/pair_rotation.hpp numeric/phase_fill.hpp)
 
 # Read a file as a list of lines, one item per line: ';', '[' and ']' (which CMake lists treat
 # specially) are replaced by placeholders, and empty lines kept, so item k is line k + 1.

@@ -63,7 +63,6 @@ inline constexpr bool table_type_v = narrow_v<T> || std::is_same_v<T, double> ||
 
 using numeric::detail::anchor_phases;  // the phase fill (posenc/numeric/phase_fill.hpp)
 using numeric::detail::angle_sum;
-using numeric::detail::certified_as;
 using numeric::detail::phase_rows;
 using numeric::detail::round_certified;
 
@@ -124,6 +123,7 @@ void fill_narrow(const frequencies& f, std::uint64_t first, std::size_t count, T
   const double af = f.attention_factor;
   constexpr double abs_err = 0x1p-44, phase_rel = 0x1p-58, out_rel = 0x1p-52;
   std::vector<double> as(m), ac(m), err(m);
+  std::vector<float> sf(std::is_same_v<T, float> ? 0 : m), cf(std::is_same_v<T, float> ? 0 : m);  // half types
   for (std::size_t q = 0; q < anchors; ++q) {
     const std::uint64_t a = first + q * B;
     anchor.get(q, as.data(), ac.data());
@@ -136,29 +136,35 @@ void fill_narrow(const frequencies& f, std::uint64_t first, std::size_t count, T
     for (std::size_t b = 0; b < nb; ++b) {
       const double* __restrict sb = offset.sin_row(b);
       const double* __restrict cb = offset.cos_row(b);
-      const double* __restrict pas = as.data();
-      const double* __restrict pac = ac.data();
-      const double* __restrict pe = err.data();
       T* __restrict cr = cos + (q * B + b) * stride;
       T* __restrict sr = sin + (q * B + b) * stride;
-      int undecided = 0;
-      for (std::size_t k = 0; k < m; ++k) {
-        double s, c;
-        angle_sum(pas[k], pac[k], sb[k], cb[k], s, c);
-        float sl, cl;  // float(s -+ E) equal implies both equal float(s) (rounding is monotone)
-        undecided |= round_certified(s, pe[k], sl) | round_certified(c, pe[k], cl);
-        sr[k] = static_cast<T>(sl);
-        cr[k] = static_cast<T>(cl);
+      float* fs = sf.data();
+      float* fc = cf.data();
+      if constexpr (std::is_same_v<T, float>) {
+        fs = sr;
+        fc = cr;
       }
+      const int undecided = numeric::detail::certified_angle_sum<false, false>(m, as.data(), ac.data(), sb, cb,
+                                                                               err.data(), fs, fc, nullptr, nullptr);
       if (undecided != 0) {  // rare: a value lies within its error bound of a float rounding boundary
         const W p = static_cast<W>(a + b);
         for (std::size_t k = 0; k < m; ++k) {
           double s, c;
-          angle_sum(pas[k], pac[k], sb[k], cb[k], s, c);
-          if (!certified_as(s, pe[k], sr[k]) || !certified_as(c, pe[k], cr[k]))
-            direct_entry(p * f.inv_freq[k], static_cast<long double>(af), sr[k], cr[k]);
+          angle_sum(as[k], ac[k], sb[k], cb[k], s, c);
+          float rs, rc;  // both decided: their roundings; else both evaluated directly
+          if ((round_certified(s, err[k], rs) | round_certified(c, err[k], rc)) == 0) {
+            fs[k] = rs;
+            fc[k] = rc;
+          } else {
+            direct_entry(p * f.inv_freq[k], static_cast<long double>(af), fs[k], fc[k]);
+          }
         }
       }
+      if constexpr (!std::is_same_v<T, float>)
+        for (std::size_t k = 0; k < m; ++k) {
+          sr[k] = static_cast<T>(fs[k]);
+          cr[k] = static_cast<T>(fc[k]);
+        }
       duplicate_row(cr, m, lay);
       duplicate_row(sr, m, lay);
     }

@@ -47,7 +47,6 @@ using sinusoidal::frequencies_wide;
 /// (posenc/numeric/phase_fill.hpp).
 using numeric::sincos_angle;
 using numeric::detail::anchor_phases;
-using numeric::detail::certified_as;
 using numeric::detail::phase_row;
 using numeric::detail::phase_rows;
 using numeric::detail::round_certified;
@@ -104,7 +103,9 @@ inline void write_row(T* __restrict out, const W* __restrict s, const W* __restr
 /// float(v - E) == float(v + E) that float is the rounding of the exact-phase value, otherwise
 /// (rare) the entry is evaluated directly. So a float table is correctly rounded (<= 0.5 ulp +
 /// the 2^-28 ulp of a direct double evaluation), never outside [-1, 1], and PE(0)'s cosine is 1.
-/// One float row from double (sin, cos) values with error bound pe: stores float(v - E) and
+/// Rows a +- b: numeric::detail::certified_angle_sum (AVX2 and FMA where the processor has them;
+/// the same floats either way). One float row from double (sin, cos) values with error bound pe
+/// (the anchor row, b = 0): stores float(v - E) and
 /// returns nonzero when float(v - E) != float(v + E) for some entry (then that rounding is undecided).
 template <bool Inter>
 inline int certified_row(float* __restrict out, const double* __restrict vs, const double* __restrict vc,
@@ -113,24 +114,6 @@ inline int certified_row(float* __restrict out, const double* __restrict vs, con
   for (std::size_t k = 0; k < m; ++k)
     undecided |= round_certified(vs[k], pe[k], out[Inter ? 2 * k : k]) |
                  round_certified(vc[k], pe[k], out[Inter ? 2 * k + 1 : m + k]);
-  return undecided;
-}
-
-/// Rows a + b and a - b (sin(a +- b) = sa cb +- ca sb, cos(a +- b) = ca cb -+ sa sb) from
-/// double anchor and offset, the four products shared, each entry stored as certified_row does.
-template <bool Inter>
-inline int certified_row_pair(float* __restrict plus, float* __restrict minus, const double* __restrict as,
-                              const double* __restrict ac, const double* __restrict bs, const double* __restrict bc,
-                              const double* __restrict pe, std::size_t m) {
-  int undecided = 0;
-  for (std::size_t k = 0; k < m; ++k) {
-    const double p1 = as[k] * bc[k], p2 = ac[k] * bs[k], p3 = ac[k] * bc[k], p4 = as[k] * bs[k];
-    const double e = pe[k];
-    undecided |= round_certified(p1 + p2, e, plus[Inter ? 2 * k : k]) |
-                 round_certified(p3 - p4, e, plus[Inter ? 2 * k + 1 : m + k]) |
-                 round_certified(p1 - p2, e, minus[Inter ? 2 * k : k]) |
-                 round_certified(p3 + p4, e, minus[Inter ? 2 * k + 1 : m + k]);
-  }
   return undecided;
 }
 
@@ -143,18 +126,26 @@ inline void fill_float_certified(float* data, std::size_t length, std::size_t d,
   const std::size_t block = 2 * B;
   const wide step = opt.position_step, first = opt.first_position;
   const std::size_t anchors = (length + block - 1) / block;
+  std::vector<double> wd(m);  // the frequencies in double, for the bounds
+  for (std::size_t k = 0; k < m; ++k) wd[k] = static_cast<double>(w[k]);
   posenc::parallel_chunks(anchors, posenc::resolve_threads(opt.threads, "sinusoidal"), [&](std::size_t q0, std::size_t q1) {
     std::vector<double> as(m), ac(m), err(m);
     std::vector<float> scratch(d);
-    // The undecided entries of row r = anchor +- offset (rare: a value within its bound of a float
-    // rounding boundary) are evaluated directly: sin/cos of the long double phase, rounded once.
-    // An entry is kept only where its recomputed value certifies the value stored (certified_as).
+    // The entries of a row r = anchor +- offset with an undecided rounding (rare: a value within
+    // its bound of a float rounding boundary) are decided again: each pair's two values
+    // recomputed (the products of the portable loop), their roundings kept where round_certified
+    // decides both, else both evaluated directly: sin/cos of the long double phase, rounded once.
     const auto fix = [&](std::size_t r, float* out, const double* bs, const double* bc, double sign) {
       const wide x = first + static_cast<wide>(r) * step;
       for (std::size_t k = 0; k < m; ++k) {
         const double vs = as[k] * bc[k] + sign * (ac[k] * bs[k]), vc = ac[k] * bc[k] - sign * (as[k] * bs[k]);
         const std::size_t js = inter ? 2 * k : k, jc = inter ? 2 * k + 1 : m + k;
-        if (certified_as(vs, err[k], out[js]) && certified_as(vc, err[k], out[jc])) continue;
+        float rs, rc;
+        if ((round_certified(vs, err[k], rs) | round_certified(vc, err[k], rc)) == 0) {
+          out[js] = rs;
+          out[jc] = rc;
+          continue;
+        }
         double sd, cd;
         sincos_angle(x * w[k], sd, cd);
         out[js] = static_cast<float>(sd);
@@ -169,7 +160,7 @@ inline void fill_float_certified(float* data, std::size_t length, std::size_t d,
       double* __restrict pac = ac.data();
       double* __restrict pe = err.data();
       anchor.get(q, pas, pac);
-      for (std::size_t k = 0; k < m; ++k) pe[k] = 0x1p-44 + reach * static_cast<double>(w[k]) * 0x1p-58;
+      for (std::size_t k = 0; k < m; ++k) pe[k] = 0x1p-44 + reach * wd[k] * 0x1p-58;
       if (mid < length) {
         float* out = data + mid * stride;
         const int u = inter ? certified_row<true>(out, pas, pac, pe, m) : certified_row<false>(out, pas, pac, pe, m);
@@ -183,8 +174,10 @@ inline void fill_float_certified(float* data, std::size_t length, std::size_t d,
         float* minus = data + (mid - b) * stride;
         const double* bs = t0.sin_row(b);
         const double* bc = t0.cos_row(b);
-        const int u = inter ? certified_row_pair<true>(plus, minus, pas, pac, bs, bc, pe, m)
-                            : certified_row_pair<false>(plus, minus, pas, pac, bs, bc, pe, m);
+        const int u = inter ? numeric::detail::certified_angle_sum<true, true>(m, pas, pac, bs, bc, pe, plus, nullptr,
+                                                                               minus, nullptr)
+                            : numeric::detail::certified_angle_sum<false, true>(m, pas, pac, bs, bc, pe, plus, plus + m,
+                                                                                minus, minus + m);
         if (pad) plus[2 * m] = minus[2 * m] = 0.0f;
         if (u != 0) {
           if (has_plus) fix(mid + b, plus, bs, bc, 1.0);
@@ -211,10 +204,18 @@ void fill_unchecked(T* data, std::size_t length, std::size_t d, std::size_t stri
   const bool pad = d % 2 != 0;
   if (length == 0) return;
   const auto w = frequencies_wide(m, opt);
-  // B + 1 offset rows of T0 (in T) stay in L2 (<= 256 KiB); C ~ sqrt(L / 2B).
-  const std::size_t budget = (std::size_t{256} << 10) / (2 * sizeof(T) * m);
+  // B + 1 offset rows of T0 (in T) stay in L2 (<= 256 KiB); C ~ sqrt(L / 2B). Float tables keep
+  // T0 in double (16 m bytes a row, <= 512 KiB) and take B up to 64 while the table has 16 blocks:
+  // each anchor's setup (its phases and the m bounds) is shared by 2B rows, and T0 costs only
+  // log2(B) exact rows (doubling). B changes no float entry (each is the correctly rounded value
+  // wherever its bound decides it, the direct evaluation elsewhere: tests/sinusoidal/table_bits).
   std::size_t B = 1;
-  while (B * 2 + 1 <= budget && B * 2 <= 64 && 8 * B * B * B < length) B *= 2;
+  if constexpr (std::is_same_v<T, float>) {
+    while (B * 2 <= 64 && (B * 2 + 1) * 16 * m <= (std::size_t{512} << 10) && 32 * B * 2 <= length) B *= 2;
+  } else {
+    const std::size_t budget = (std::size_t{256} << 10) / (2 * sizeof(T) * m);
+    while (B * 2 + 1 <= budget && B * 2 <= 64 && 8 * B * B * B < length) B *= 2;
+  }
   const std::size_t block = 2 * B;
   std::size_t C = 1;
   while (C * C * block < length) ++C;
