@@ -67,8 +67,11 @@ class extents_view : public std::span<const std::size_t> {
   constexpr extents_view(std::span<const std::size_t> s) noexcept : std::span<const std::size_t>(s) {}  // NOLINT: a view converts
   /// A copy that owns its extents.
   [[nodiscard]] std::vector<std::size_t> to_vector() const { return {begin(), end()}; }
-  friend bool operator==(extents_view a, std::span<const std::size_t> b) noexcept { return std::ranges::equal(a, b); }
-  friend bool operator==(extents_view a, extents_view b) noexcept { return std::ranges::equal(a, b); }
+  /// Whether b holds the same number of extents with the same values (either side may be a
+  /// std::vector<std::size_t> or any contiguous range of extents).
+  [[nodiscard]] bool operator==(std::span<const std::size_t> b) const noexcept { return std::ranges::equal(*this, b); }
+  /// As above, for two views.
+  [[nodiscard]] bool operator==(const extents_view& b) const noexcept { return std::ranges::equal(*this, b); }
 };
 
 /// Where a tensor lives in a safetensors file. `name` and `shape` view storage owned by the
