@@ -698,6 +698,7 @@ def main():
         globals()[s](args)
     if args.load:
         times = {(r["section"], r["case"], r["peer"]): r for r in saved["rows"]}
+        ROWS[:] = [r for r in ROWS if (r["section"], r["case"], r["peer"]) in times]  # a run cut short
         for r in ROWS:
             t = times[(r["section"], r["case"], r["peer"])]
             r["peer_s"], r["config"] = t["peer_s"], tuple(t["config"])
