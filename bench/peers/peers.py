@@ -3,35 +3,67 @@
 
 What a user would otherwise run, written as they would write it:
 
-* sinusoidal -- the Vaswani table [L, d] in numpy and in torch (angles, sin, cos, interleave);
+* sinusoidal -- the Vaswani table [L, d] in numpy and in torch (angles, sin, cos, interleave),
+                and the torch version under torch.compile (torch 2.x);
 * floater    -- FLOATER's dynamics (the reference code's ReLU MLP with a time column on both
                 layers, rk4 = 3/8 rule, step delta/5) through torchdiffeq: forward alone, and
                 forward + backward by autograd through the steps, f32 and f64, 1 and 18 blocks;
 * tupe       -- TUPE's positional term (LayerNorm, the two projections, per-head products, the
                 T5 relative bias and the [CLS] reset) in torch: the fast path (the [H, n, n]
-                relative bias gathered once, untimed; one baddbmm adds it) and the full module
-                (buckets and gather in every call, as posenc's public call does);
+                relative bias gathered once, untimed; one baddbmm adds it), the same under
+                torch.compile (torch 2.x), and the full module (buckets and gather in every
+                call, as posenc's public call does);
+* rope       -- RoPE on q and k [1, 32, 4096, 128], f32 and bf16: transformers' Llama
+                apply_rotary_pos_emb (the rotate_half form; cos/sin from LlamaRotaryEmbedding,
+                computed once and not timed, as the model does once per forward) eager and under
+                torch.compile, and a torch copy of q and k into buffers of the same size;
+                posenc's side: rotary::apply_inplace on q and k (half layout, finite check on)
+                and its memcpy of the same bytes (BM_rope_dense / BM_copy);
 * toeplitz   -- B X for an n x n Toeplitz B and X [n, k]: scipy.linalg.matmul_toeplitz and the
                 circulant-embedding product with torch.fft (rfft of B and X, product, irfft);
 * fft        -- one complex transform of size N: numpy.fft, scipy.fft and torch.fft.
 
+Every peer's arithmetic is checked before it is timed (the script stops if a check fails): the
+tables and the RoPE outputs against float64 values from the exact angles, within a bound that the
+peer's own float32 angles allow (stated in the output), the TUPE term against the same formula in
+float64, every torch.compile result against its eager twin, the Toeplitz products against a
+dense product.
+
+Threads. Every peer row is timed under three thread settings and the fastest is reported with
+its setting: torch intra-op threads x BLAS threads = 1 x 1, 1 x 2, 2 x 1 (--configs). The BLAS is
+the one torch itself calls, found at run time and printed in the header:
+  - torch from PyPI (2.x): Intel MKL, linked into libtorch_cpu.so; its threads are set with
+    MKL_Set_Num_Threads_Local (mkl_set_num_threads_local in C, the call torch.set_num_threads makes itself), after
+    torch.set_num_threads. numpy's and scipy's wheels bring their own OpenBLAS, which none of the
+    timed numpy/scipy calls use (sin/cos and FFTs).
+  - Debian's torch 1.13: OpenBLAS through libblas.so.3, set with openblas_set_num_threads.
+A short check at the start measures, for each setting, on how many threads a GEMM and an
+elementwise op actually run (per-thread CPU time from /proc/self/task), and prints it: with MKL,
+setting its threads also sets the calling thread's OpenMP count, so 1 x 2 runs everything on
+two threads (torch's default), and 2 x 1 runs elementwise ops on two and GEMMs on one.
+torch.compile's C++ kernels are built for the intra-op thread count at compile time: each
+compiled peer is compiled again for each torch thread count (torch._dynamo.reset()); compile time
+is not timed.
+
 With --bench-dir (the folder of posenc's benchmark programs, e.g. build/bench/bench) it also runs
 posenc's matching Google Benchmark cases in the same session, right after the peers, and prints
 each row with both figures and their ratio (peer time / posenc time: above 1 means posenc is
-faster). Times are wall-clock medians; both sides use --threads threads (torch.set_num_threads
-for the peers; the benchmarks' thread argument for posenc, whose programs run with
-OMP_NUM_THREADS=1 so that Eigen does not start threads of its own inside posenc's). posenc's
-Toeplitz/FFT products are single-threaded; scipy's FFT is too (workers=1), torch.fft may use
---threads threads.
+faster). Times are wall-clock medians; posenc uses --threads threads (the benchmarks' thread
+argument, on posenc's own pool; the programs run with OMP_NUM_THREADS=1 so that Eigen does not
+start threads of its own inside posenc's). posenc's Toeplitz/FFT products are single-threaded;
+scipy's FFT is too (workers=1), torch.fft may use the setting's threads.
 
-Not run by CI (it takes minutes and needs an idle machine); run by hand:
+Not run by CI (it takes 15-20 minutes and needs an idle machine); run by hand, with torch 2.x from
+the pinned venv of scripts/torch-venv.sh (torch, transformers, torchdiffeq, numpy, scipy):
 
-    /usr/bin/python3 bench/peers/peers.py --bench-dir build/bench/bench            # everything
-    /usr/bin/python3 bench/peers/peers.py --only toeplitz --reps 7                   # one section
+    py="$(scripts/torch-venv.sh)/bin/python"
+    "$py" bench/peers/peers.py --bench-dir build/bench/bench                        # everything
+    "$py" bench/peers/peers.py --only rope --rope-shape 1 4 512 128 --reps 3        # one section, small
 
-Needs torch (Debian's python3-torch: /usr/bin/python3), numpy, scipy and torchdiffeq
-(scripts/install-deps.sh installs them). Set OPENBLAS_NUM_THREADS like --threads if torch uses
-OpenBLAS, which is what docs/performance.md reports.
+or with Debian's torch 1.13 (python3-torch, python3-scipy and torchdiffeq; no transformers and
+no torch.compile there, so those rows are left out):
+
+    /usr/bin/python3 bench/peers/peers.py --bench-dir build/bench/bench
 """
 import argparse
 import ctypes
@@ -50,32 +82,107 @@ import scipy.fft
 import scipy.linalg
 import torch
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the script
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tupe_torch import t5_buckets  # noqa: E402  (T5's bucket of j - i, shared with that script)
 
 ROWS = []  # dict(section, case, peer, peer_s, config, posenc filter, posenc_s)
-CONFIGS = [(1, 1)]  # (torch intra-op threads, OpenBLAS threads) tried for every peer row
-_blas = None
+NOTES = []  # dict(text, filters): posenc-only ratios printed under the table (e.g. RoPE / its copy)
+CHECKS = []  # the peers' accuracy checks, as printed
+CONFIGS = [(1, 1)]  # (torch intra-op threads, BLAS threads) tried for every peer row
+BLAS = dict(name="?", detail="", set=None)  # the BLAS torch calls, found by find_blas()
+
+
+def find_blas():
+    """The BLAS torch itself calls and the function that sets its threads."""
+    if torch.backends.mkl.is_available():  # torch from PyPI: MKL linked into libtorch_cpu.so
+        detail = "MKL"
+        for line in torch.__config__.show().splitlines():
+            if "Math Kernel Library" in line:
+                detail = line.strip(" -")
+        try:
+            lib = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
+            fn = lib.MKL_Set_Num_Threads_Local  # the C entry (the lower-case one is Fortran's, by reference)
+            return dict(name="MKL", detail=detail, set=lambda n: fn(ctypes.c_int(n)))
+        except (OSError, AttributeError):
+            return dict(name="MKL", detail=detail + " (its thread count not reachable: set with torch's)", set=None)
+    try:  # Debian: libblas.so.3 -> OpenBLAS when libopenblas is installed
+        lib = ctypes.CDLL("libblas.so.3")
+        lib.openblas_get_config.restype = ctypes.c_char_p
+        detail = lib.openblas_get_config().decode()
+        path = [l.split()[-1] for l in open("/proc/self/maps")
+                if l.rsplit("/", 1)[-1].startswith(("libblas", "libopenblas"))]
+        if path:
+            detail += " (%s)" % os.path.realpath(path[0])
+        return dict(name="OpenBLAS", detail=detail, set=lambda n: lib.openblas_set_num_threads(n))
+    except (OSError, AttributeError):
+        return dict(name="?", detail="torch's BLAS is neither MKL nor OpenBLAS: only torch's threads are varied",
+                    set=None)
 
 
 def set_config(torch_threads, blas_threads):
-    torch.set_num_threads(torch_threads)
-    if _blas is not None:
-        _blas.openblas_set_num_threads(blas_threads)
+    torch.set_num_threads(torch_threads)  # sets the OpenMP team and (with MKL) MKL's threads too
+    if BLAS["set"] is not None:
+        BLAS["set"](blas_threads)  # after torch's call, which would undo it
 
 
-def median_time(fn, reps, warmup=1):
+def _task_ticks():
+    """CPU time (clock ticks) of each thread of this process, from /proc/self/task."""
+    ticks = {}
+    for t in os.listdir("/proc/self/task"):
+        try:
+            f = open("/proc/self/task/%s/stat" % t).read().rsplit(")", 1)[1].split()
+            ticks[t] = int(f[11]) + int(f[12])  # utime + stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return ticks
+
+
+def threads_used(fn, seconds=0.5):
+    """How many of this process's threads did a share (> 1/4 of the busiest's CPU time) of the work
+    of fn, run repeatedly for `seconds`: unlike CPU time / wall time, this does not depend on how
+    loaded the machine is."""
+    fn()
+    before, t0 = _task_ticks(), time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        fn()
+    after = _task_ticks()
+    d = sorted((after[t] - before.get(t, 0) for t in after), reverse=True)
+    return sum(1 for x in d if x > 0.25 * d[0]) if d and d[0] > 0 else 0
+
+
+def thread_check():
+    """For each setting, the threads a GEMM (torch.mm 2048^2 f32) and an elementwise op (sin of
+    16 M floats) run on: shows what each setting does with this torch and its BLAS."""
+    if not os.path.isdir("/proc/self/task"):
+        return "(not measured: no /proc/self/task)"
+    a = torch.randn(2048, 2048)
+    x = torch.randn(1 << 24)
+    out = []
+    for cfg in CONFIGS:
+        set_config(*cfg)
+        out.append("%d x %d: GEMM on %d thread(s), elementwise on %d"
+                   % (cfg[0], cfg[1], threads_used(lambda: torch.mm(a, a)), threads_used(lambda: torch.sin(x))))
+    return "; ".join(out)
+
+
+def median_time(fn, reps, warmup=1, make=None):
     """The peer's best configuration: the median of `reps` runs under each of CONFIGS, the
-    smallest of those medians, and the configuration that gave it."""
+    smallest of those medians, and the configuration that gave it. With `make`, the function
+    timed under a setting is make() called after the setting is made (torch.compile's kernels
+    are specialised on the thread count)."""
     best = None
     for cfg in CONFIGS:
         set_config(*cfg)
+        f = make() if make is not None else fn
+        if make is not None:
+            set_config(*cfg)  # compiling may touch the thread state
         for _ in range(warmup):
-            fn()
+            f()
         ts = []
         for _ in range(reps):
             t0 = time.perf_counter()
-            fn()
+            f()
             ts.append(time.perf_counter() - t0)
         m = statistics.median(ts)
         if best is None or m < best[0]:
@@ -83,19 +190,61 @@ def median_time(fn, reps, warmup=1):
     return best
 
 
+HAVE_COMPILE = hasattr(torch, "compile")
+_compiled = {}
+
+
+def compiled(name, fn):
+    """A `make` for median_time: fn under torch.compile, compiled for the torch thread count in
+    force (once per count; torch._dynamo.reset() so that the new count is compiled, not the cached
+    kernels of another). The compile runs in the first (warm-up) call and is not timed."""
+    def make():
+        key = (name, torch.get_num_threads())
+        if key not in _compiled:
+            torch._dynamo.reset()
+            _compiled.clear()
+            c = torch.compile(fn, dynamic=False)
+            t0 = time.perf_counter()
+            c()
+            print("  (%s: torch.compile for %d thread(s) took %.1f s, not timed)"
+                  % (name, key[1], time.perf_counter() - t0), flush=True)
+            _compiled[key] = c
+        return _compiled[key]
+    return make
+
+
+def check(section, case, peer, err, tol, what):
+    """A peer's arithmetic against a reference, before it is timed: stops the run if it fails."""
+    line = "check %-10s %-32s %-44s max error %.3g <= %.3g (%s)" % (section, case, peer, err, tol, what)
+    CHECKS.append(line)
+    print("  " + line, flush=True)
+    if not err <= tol:
+        sys.exit("peers.py: %s %s %s: error %.3g above the bound %.3g" % (section, case, peer, err, tol))
+
+
 def row(section, case, peer, timing, posenc=None):
     seconds, cfg = timing
     ROWS.append(dict(section=section, case=case, peer=peer, peer_s=seconds, config=cfg, posenc=posenc))
     if seconds != seconds:  # --load: timed earlier
         return
-    print("  %-10s %-44s %-34s %10.3f ms  (torch %d, OpenBLAS %d threads)"
-          % (section, case, peer, seconds * 1e3, cfg[0], cfg[1]), flush=True)
+    print("  %-10s %-44s %-44s %10.3f ms  (torch %d, %s %d threads)"
+          % (section, case, peer, seconds * 1e3, cfg[0], BLAS["name"], cfg[1]), flush=True)
 
 
 # ---- sinusoidal -------------------------------------------------------------------------------
 
+U32 = 2.0 ** -24  # float32's unit roundoff
+
+
+def angle_bound(pos, omega, ulps=4):
+    """Per-element bound on |fl32 angle - exact angle| for angle = pos * omega formed in float32
+    from an inverse frequency with relative error at most `ulps` u: (ulps + 1) u pos omega
+    (u = 2^-24; the product's rounding is the + 1)."""
+    return (ulps + 1) * U32 * pos * omega
+
+
 def sinusoidal(args):
-    for L, d in ((65536, 4096), (16384, 1024)):
+    for L, d in args.sinusoidal_sizes:
         case = "table %d x %d, f32" % (L, d)
 
         def np_table():
@@ -114,9 +263,31 @@ def sinusoidal(args):
             pe[:, 1::2] = torch.cos(ang)
             return pe
 
+        # the check: every 257th row and the last against sin/cos of the exact angles in float64;
+        # bound per element: the float32 angle's error (angle_bound) + 4 u for sin/cos themselves
+        rows = np.unique(np.r_[np.arange(0, L, 257), L - 1])
+        omega = 10000.0 ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+        ang = rows[:, None].astype(np.float64) * omega[None, :]
+        ref = np.empty((len(rows), d))
+        ref[:, 0::2], ref[:, 1::2] = np.sin(ang), np.cos(ang)
+        bound = np.repeat(angle_bound(rows[:, None], omega[None, :]) + 4 * U32, 2, axis=1)
+
+        def check_table(peer, table):
+            t = np.asarray(table)[rows].astype(np.float64)
+            check("sinusoidal", case, peer, float(np.max(np.abs(t - ref) / bound)), 1.0,
+                  "|error| / (5 u pos omega + 4 u), sampled rows, against float64 sin/cos of exact angles")
+
         bench = "BM_table<float>/L:%d/d:%d/threads:%d/half:0$" % (L, d, args.threads)
+        check_table("numpy", np_table())
         row("sinusoidal", case, "numpy", median_time(np_table, args.reps), bench)
+        check_table("torch", torch_table())
         row("sinusoidal", case, "torch", median_time(torch_table, args.reps), bench)
+        if HAVE_COMPILE:
+            make = compiled("sinusoidal %s" % case, torch_table)
+            set_config(*CONFIGS[0])  # the check's compile is the first setting's
+            check_table("torch.compile", make()())
+            row("sinusoidal", case, "torch.compile", median_time(None, args.reps, make=make), bench)
+            _compiled.clear()
 
 
 # ---- FLOATER ----------------------------------------------------------------------------------
@@ -143,9 +314,27 @@ class Flow(torch.nn.Module):
         return self.l2(t, torch.relu(self.l1(t, x)))
 
 
+def floater_reference(flow, p0, L, delta, substeps=5):
+    """rk4 by the 3/8 rule (torchdiffeq's "rk4"), `substeps` steps per interval, written out: the
+    check of torchdiffeq's forward."""
+    h = delta / substeps
+    y, out = p0, [p0]
+    with torch.no_grad():
+        for j in range(L - 1):
+            for m in range(substeps):
+                t = j * delta + m * h
+                k1 = flow(t, y)
+                k2 = flow(t + h / 3, y + h * k1 / 3)
+                k3 = flow(t + 2 * h / 3, y + h * (k2 - k1 / 3))
+                k4 = flow(t + h, y + h * (k1 - k2 + k3))
+                y = y + h * (k1 + 3 * (k2 + k3) + k4) / 8
+            out.append(y)
+    return torch.stack(out)
+
+
 def floater(args):
     from torchdiffeq import odeint
-    d, L, delta = 512, 512, 0.01
+    d, L, delta = 512, args.floater_L, 0.01
     for blocks in args.blocks:
         for dt_name, dt in (("f32", torch.float32), ("f64", torch.float64)):
             torch.manual_seed(0)
@@ -165,6 +354,11 @@ def floater(args):
                 odeint(flow, p, t, method="rk4", options=opts).backward(G)
 
             case = "d=%d L=%d rk4 delta/5, N=%d, %s" % (d, L, blocks, dt_name)
+            if blocks == args.blocks[0] and dt == torch.float64:
+                ref = floater_reference(flow, p0, L, delta)
+                err = float((fwd() - ref).abs().max() / ref.abs().max())
+                check("floater", case, "torchdiffeq odeint", err, 1e-9,
+                      "relative to max |p|, against rk4 (3/8 rule) written out in float64")
             T = "float" if dt_name == "f32" else "double"
             reps = args.floater_reps  # each run takes seconds: no warm-up run per configuration
             row("floater", "forward " + case, "torchdiffeq odeint", median_time(fwd, reps, warmup=0),
@@ -177,29 +371,32 @@ def floater(args):
 
 def tupe(args):
     d, H, nb = 768, 12, 32
-    for n in (512, 2048):
-        for dt_name, dt in (("f32", torch.float32), ("f64", torch.float64)):
-            torch.manual_seed(0)
-            pos_w = torch.randn(n + 1, d, dtype=dt)
-            ln_w, ln_b = torch.ones(d, dtype=dt), torch.zeros(d, dtype=dt)
-            qw, kw = torch.randn(d, d, dtype=dt) / d ** 0.5, torch.randn(d, d, dtype=dt) / d ** 0.5
-            qb, kb = torch.zeros(d, dtype=dt), torch.zeros(d, dtype=dt)
-            rel_w = torch.randn(nb + 1, H, dtype=dt)
-            scaling = float(d / H * 2) ** -0.5
+    for n in args.tupe_n:
+        torch.manual_seed(0)
+        base = dict(pos_w=torch.randn(n + 1, d, dtype=torch.float64), ln_w=torch.ones(d, dtype=torch.float64),
+                    ln_b=torch.zeros(d, dtype=torch.float64),
+                    qw=torch.randn(d, d, dtype=torch.float64) / d ** 0.5,
+                    kw=torch.randn(d, d, dtype=torch.float64) / d ** 0.5,
+                    qb=torch.zeros(d, dtype=torch.float64), kb=torch.zeros(d, dtype=torch.float64),
+                    rel_w=torch.randn(nb + 1, H, dtype=torch.float64))
+        scaling = float(d / H * 2) ** -0.5
 
-            def buckets():
-                b = t5_buckets(n, nb)
-                b[:, 0] = nb
-                b[0, :] = nb // 2
-                return b
+        def buckets():
+            b = t5_buckets(n, nb)
+            b[:, 0] = nb
+            b[0, :] = nb // 2
+            return b
 
+        def build(dt, stored):
+            """The fast path and the full module in dtype dt, on the parameters rounded to `stored`."""
+            P = {key: v.to(stored).to(dt) for key, v in base.items()}
             # the fast path's [H, n, n] relative bias, gathered once outside the timing
-            bias = torch.nn.functional.embedding(buckets(), rel_w).permute(2, 0, 1).contiguous()
+            bias = torch.nn.functional.embedding(buckets(), P["rel_w"]).permute(2, 0, 1).contiguous()
 
             def term(rel):
-                w = torch.nn.functional.layer_norm(pos_w[: n + 1], (d,), ln_w, ln_b, 1e-5)
-                q = torch.nn.functional.linear(w, qw, qb).view(n + 1, H, -1).transpose(0, 1) * scaling
-                k = torch.nn.functional.linear(w, kw, kb).view(n + 1, H, -1).transpose(0, 1)
+                w = torch.nn.functional.layer_norm(P["pos_w"][: n + 1], (d,), P["ln_w"], P["ln_b"], 1e-5)
+                q = torch.nn.functional.linear(w, P["qw"], P["qb"]).view(n + 1, H, -1).transpose(0, 1) * scaling
+                k = torch.nn.functional.linear(w, P["kw"], P["kb"]).view(n + 1, H, -1).transpose(0, 1)
                 out = torch.baddbmm(rel, q[:, 1:], k[:, 1:].transpose(1, 2))
                 # [CLS] reset: the first row and column take the [CLS] products (reference)
                 c2o = (q[:, 0] * k[:, 0]).sum(-1)
@@ -214,13 +411,113 @@ def tupe(args):
 
             def full():
                 with torch.no_grad():
-                    return term(torch.nn.functional.embedding(buckets(), rel_w).permute(2, 0, 1))
+                    return term(torch.nn.functional.embedding(buckets(), P["rel_w"]).permute(2, 0, 1))
+            return fast, full
 
+        for dt_name, dt in (("f32", torch.float32), ("f64", torch.float64)):
+            fast, full = build(dt, dt)
             T = "float" if dt_name == "f32" else "double"
             case = "bias n=%d d=%d H=%d, %s" % (n, d, H, dt_name)
             bench = "BM_tupe_bias<%s>/%d/%d$" % (T, n, args.threads)
+            # checks: the fast path against the full module (the bias gathered in the call) and
+            # against the same term in float64 from the same (rounded) parameters
+            out = fast()
+            scale = float(out.abs().max())
+            check("tupe", case, "torch fast path", float((full() - out).abs().max()) / scale,
+                  1e-6 if dt == torch.float32 else 1e-13, "relative to max |bias|, against the full module")
+            if dt == torch.float32:
+                ref = build(torch.float64, torch.float32)[0]()
+                check("tupe", case, "torch fast path", float((out.double() - ref).abs().max()) / scale, 1e-4,
+                      "relative to max |bias|, against float64 on the same parameters (sums of 768 products)")
             row("tupe", case, "torch fast path", median_time(fast, args.reps), bench)
+            if HAVE_COMPILE:
+                make = compiled("tupe %s" % case, fast)
+                set_config(*CONFIGS[0])  # the check's compile is the first setting's
+                err = float((make()() - out).abs().max()) / scale
+                check("tupe", case, "torch.compile fast path", err, 1e-5 if dt == torch.float32 else 1e-13,
+                      "relative to max |bias|, against the eager fast path")
+                row("tupe", case, "torch.compile fast path", median_time(None, args.reps, make=make), bench)
+                _compiled.clear()
             row("tupe", case, "torch full", median_time(full, args.reps), bench)
+
+
+# ---- RoPE -------------------------------------------------------------------------------------
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rope(args):
+    B, H, S, D = args.rope_shape
+    theta = 500000.0  # as bench/rotary_apply.bench.cpp (Llama 3's base)
+    try:
+        from transformers import LlamaConfig
+        from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+    except ImportError as e:
+        print("  rope: transformers is not importable here (%s): no RoPE peer rows" % e, flush=True)
+        return
+    cfg = LlamaConfig(hidden_size=H * D, num_attention_heads=H, head_dim=D, rope_theta=theta,
+                      max_position_embeddings=S)
+    hf_rot = LlamaRotaryEmbedding(cfg)
+    omega = theta ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)
+    if float((hf_rot.inv_freq.double() / omega - 1).abs().max()) > 4 * U32:
+        sys.exit("peers.py: transformers' inverse frequencies are not theta^(-2i/D) with theta = %g" % theta)
+    pos = torch.arange(S)
+    # exact angles [S, D] (each frequency twice, as rotate_half pairs i with i + D/2) and the
+    # per-element bound on the float32 angle's error (angle_bound)
+    ang = pos[:, None].double() * torch.cat([omega, omega])[None, :]
+    dtheta = torch.as_tensor(angle_bound(pos[:, None].double().numpy(), torch.cat([omega, omega])[None, :].numpy()))
+    cos_x, sin_x = ang.cos(), ang.sin()
+    for dt_name, dt, T, c in (("f32", torch.float32, "float", 8 * U32),
+                              ("bf16", torch.bfloat16, "Eigen::bfloat16", 4 * 2.0 ** -8)):
+        case = "q,k [%d,%d,%d,%d] half layout, %s" % (B, H, S, D, dt_name)
+        torch.manual_seed(0)
+        q, k = torch.randn(B, H, S, D).to(dt), torch.randn(B, H, S, D).to(dt)
+        with torch.no_grad():
+            cos, sin = hf_rot(q, pos[None])  # [1, S, D] in dt, once per forward in the model: not timed
+
+        def hf():
+            with torch.no_grad():
+                return apply_rotary_pos_emb(q, k, cos, sin)
+
+        def check_rope(peer, outs):
+            # |error| per element against the rotation by the exact angles in float64, over the
+            # bound |pair| (dtheta + c): dtheta for the float32 angle, c for the rounding of cos, sin,
+            # the two products and the sum (c = 8 u in f32; 4 * 2^-8 in bf16, where cos and sin are
+            # stored in bf16 and every operation rounds to it)
+            worst = 0.0
+            for x, y in zip((q, k), outs):
+                for h in range(H):
+                    xh, yh = x[:, h].double(), y[:, h].double()
+                    ref = xh * cos_x + rotate_half(xh) * sin_x
+                    pair = torch.sqrt(xh ** 2 + rotate_half(xh) ** 2)
+                    worst = max(worst, float(((yh - ref).abs() / (pair * (dtheta + c) + 1e-300)).max()))
+            check("rope", case, peer, worst, 1.0,
+                  "|error| / (|pair| (5 u pos omega + %.2g)) against float64 rotation by exact angles" % c)
+
+        bench = "BM_rope_dense<%s>/half_layout:1/check:1/threads:%d$" % (T, args.threads)
+        copy = "BM_copy<%s>/threads:%d$" % (T, args.threads)
+        check_rope("transformers apply_rotary_pos_emb", hf())
+        row("rope", case, "transformers apply_rotary_pos_emb", median_time(hf, args.reps, warmup=2), bench)
+        if HAVE_COMPILE:
+            make = compiled("rope %s" % dt_name, lambda: apply_rotary_pos_emb(q, k, cos, sin))
+            set_config(*CONFIGS[0])  # the check's compile is the first setting's
+            with torch.no_grad():
+                check_rope("transformers torch.compile", make()())
+            row("rope", case, "transformers torch.compile", median_time(None, args.reps, warmup=2, make=make),
+                bench)
+            _compiled.clear()
+        q2, k2 = torch.empty_like(q), torch.empty_like(k)
+
+        def copy_qk():
+            q2.copy_(q)
+            k2.copy_(k)
+
+        row("rope", "copy " + case, "torch copy_ of q, k", median_time(copy_qk, args.reps, warmup=2), copy)
+        NOTES.append(dict(text="rope %s: posenc RoPE in place / posenc copy of the same bytes" % dt_name,
+                          section="rope", num=bench, den=copy))
+        del q, k, q2, k2, cos, sin
 
 
 # ---- Toeplitz and FFT -------------------------------------------------------------------------
@@ -249,6 +546,15 @@ def toeplitz(args):
 
                 case = "B X n=%d k=%d, %s" % (n, k, dt_name)
                 bench = "BM_product_fft<%s>/%d/%d$" % (T, n, k)
+                if n <= 4096:  # against the dense product in float64 (128 MiB at n = 4096)
+                    ref = scipy.linalg.toeplitz(c.astype(np.float64), r.astype(np.float64)) @ X.astype(np.float64)
+                    # FFT products: |error| <= a few u log2(P) |b|_2 |x|_2 per column (u of the type)
+                    u = float(np.finfo(dt).eps) / 2
+                    bound = 8 * u * math.log2(P) * np.linalg.norm(emb) * np.linalg.norm(X.astype(np.float64), axis=0)
+                    for peer, y in (("scipy matmul_toeplitz", scipy.linalg.matmul_toeplitz((c, r), X)),
+                                    ("torch.fft", torch_fft().numpy().T)):
+                        check("toeplitz", case, peer, float(np.max(np.abs(y - ref) / bound[None, :])), 1.0,
+                              "|error| / (8 u log2(P) |b| |x_j|), against the dense product in float64")
                 reps = args.reps if n * k <= (1 << 20) else max(3, args.reps // 2)
                 row("toeplitz", case, "scipy matmul_toeplitz",
                     median_time(lambda: scipy.linalg.matmul_toeplitz((c, r), X), reps), bench)
@@ -262,6 +568,14 @@ def fft(args):
         xt = torch.from_numpy(x)
         case = "c2c N=%d, f64" % n
         bench = "BM_fft_c2c_posenc<double>/%d$" % n
+        # against a DFT summed in float64 (exp(-2 pi i jk/N) from jk mod N: exact angles), rows sampled
+        j = np.arange(0, n, max(1, n // 64))
+        ref = np.exp(-2j * np.pi * ((j[:, None] * np.arange(n)[None, :]) % n) / n) @ x
+        bound = (n + 8 * math.log2(n)) * 2.0 ** -53 * np.abs(x).sum()  # the DFT sum's worst case dominates
+        for peer, y in (("numpy.fft.fft", np.fft.fft(x)), ("scipy.fft.fft", scipy.fft.fft(x)),
+                        ("torch.fft.fft", torch.fft.fft(xt).numpy())):
+            check("fft", case, peer, float(np.max(np.abs(y[j] - ref))) / bound, 1.0,
+                  "|error| / ((N + 8 log2 N) u |x|_1), sampled outputs, against a float64 DFT")
         row("fft", case, "numpy.fft.fft", median_time(lambda: np.fft.fft(x), args.reps * 5), bench)
         row("fft", case, "scipy.fft.fft", median_time(lambda: scipy.fft.fft(x), args.reps * 5), bench)
         row("fft", case, "torch.fft.fft", median_time(lambda: torch.fft.fft(xt), args.reps * 5), bench)
@@ -270,7 +584,7 @@ def fft(args):
 # ---- posenc's side: its Google Benchmark programs, run in this session ------------------------
 
 PROGRAMS = {"sinusoidal": "bench_sinusoidal", "floater": "bench_floater", "tupe": "bench_tupe",
-            "toeplitz": "bench_toeplitz", "fft": "bench_toeplitz"}
+            "rope": "bench_rotary_apply", "toeplitz": "bench_toeplitz", "fft": "bench_toeplitz"}
 
 
 def suffixed(f):
@@ -291,7 +605,7 @@ def posenc_times(args, section, filters):
                                    "--benchmark_repetitions=%d" % args.reps, "--benchmark_min_time=0.05",
                                    "--benchmark_report_aggregates_only=true"], env=env, text=True,
                          stdout=subprocess.PIPE).stdout
-    if not out.strip():
+    if "{" not in out:
         print("posenc: no benchmark of %s matched %s" % (exe, pattern), file=sys.stderr)
         return {}
     times = {}
@@ -308,16 +622,57 @@ def match(times, f):
     return hits[0] if hits else None
 
 
+def versions(args):
+    """The session's header: machine, load, and every version that the figures depend on."""
+    cpu = platform.processor() or "?"
+    try:
+        cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")][0]
+    except (OSError, IndexError):
+        pass
+    v = {"Python": platform.python_version(), "torch": torch.__version__,
+         "torch's BLAS": "%s: %s" % (BLAS["name"], BLAS["detail"]), "numpy": np.__version__,
+         "scipy": scipy.__version__}
+    if hasattr(torch.backends, "cpu") and hasattr(torch.backends.cpu, "get_cpu_capability"):
+        v["torch CPU kernels"] = torch.backends.cpu.get_cpu_capability()
+    for mod in ("torchdiffeq", "transformers"):
+        try:
+            v[mod] = __import__(mod).__version__
+        except ImportError:
+            v[mod] = "not installed"
+    cxx = "g++"
+    if args.bench_dir:  # the compiler posenc's benchmarks were built with
+        try:
+            cache = os.path.join(args.bench_dir, os.pardir, "CMakeCache.txt")
+            cxx = [l.split("=", 1)[1].strip() for l in open(cache) if l.startswith("CMAKE_CXX_COMPILER:")][0]
+        except (OSError, IndexError):
+            pass
+    try:
+        v["posenc's compiler"] = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    except OSError:
+        v["posenc's compiler"] = "?"
+    return ("%s, %d logical CPUs, load average %s at the start; %s; posenc on %d thread(s), each peer in its "
+            "fastest of %s (torch x %s threads); wall-clock medians"
+            % (cpu, os.cpu_count(), " ".join("%.2f" % x for x in os.getloadavg()),
+               "; ".join("%s %s" % kv for kv in v.items()), args.threads, ", ".join(args.configs), BLAS["name"]))
+
+
+SECTIONS = ["sinusoidal", "floater", "tupe", "rope", "toeplitz", "fft"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", nargs="+", choices=["sinusoidal", "floater", "tupe", "toeplitz", "fft"],
-                    default=["sinusoidal", "floater", "tupe", "toeplitz", "fft"])
+    ap.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--floater-reps", type=int, default=1, help="runs of each torchdiffeq case per configuration")
     ap.add_argument("--configs", nargs="+", default=["1x1", "1x2", "2x1"],
-                    help="torch threads x OpenBLAS threads tried for each peer; the fastest is reported")
+                    help="torch threads x BLAS threads tried for each peer; the fastest is reported")
     ap.add_argument("--blocks", type=int, nargs="+", default=[1, 18])
+    ap.add_argument("--floater-L", type=int, default=512, help="positions (posenc's benchmarks have 512)")
+    ap.add_argument("--sinusoidal-sizes", type=int, nargs="+", default=[65536, 4096, 16384, 1024],
+                    help="L d pairs")
+    ap.add_argument("--tupe-n", type=int, nargs="+", default=[512, 2048])
+    ap.add_argument("--rope-shape", type=int, nargs=4, default=[1, 32, 4096, 128])
     ap.add_argument("--toeplitz-n", type=int, nargs="+", default=[512, 4096, 16384, 65536])
     ap.add_argument("--toeplitz-k", type=int, nargs="+", default=[1, 16, 64])
     ap.add_argument("--bench-dir", help="folder of posenc's bench_* programs: run them too and print ratios")
@@ -325,58 +680,67 @@ def main():
     ap.add_argument("--save", help="write the peers' timings (JSON) to this file")
     ap.add_argument("--load", help="take the peers' timings from a file written by --save instead of timing them")
     args = ap.parse_args()
-    global _blas, CONFIGS
+    args.sinusoidal_sizes = list(zip(args.sinusoidal_sizes[0::2], args.sinusoidal_sizes[1::2]))
+    global CONFIGS
     CONFIGS = [tuple(int(x) for x in c.split("x")) for c in args.configs]
-    try:  # torch's BLAS (Debian: libblas.so.3 -> OpenBLAS when libopenblas is installed)
-        _blas = ctypes.CDLL("libblas.so.3")
-        _blas.openblas_set_num_threads
-    except (OSError, AttributeError):
-        _blas = None
-        print("# torch's BLAS is not OpenBLAS: only the torch thread counts are varied", flush=True)
-    cpu = platform.processor() or "?"
-    try:
-        cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")][0]
-    except (OSError, IndexError):
-        pass
-    head = ("%s, %d logical CPUs, load %s; torch %s, numpy %s, scipy %s; posenc on %d thread(s), each peer in "
-            "its fastest of %s (torch x OpenBLAS threads); wall-clock medians"
-            % (cpu, os.cpu_count(), " ".join("%.1f" % x for x in os.getloadavg()), torch.__version__,
-               np.__version__, scipy.__version__, args.threads, ", ".join(args.configs)))
+    BLAS.update(find_blas())
+    head = versions(args)
+    threads = thread_check()
     global median_time
     if args.load:  # the rows (and their posenc filters) without timing them, then the saved times
         with open(args.load) as f:
             saved = json.load(f)
-        head = saved["head"]
-        median_time = lambda fn, reps, warmup=1: (float("nan"), (0, 0))  # noqa: E731
+        head, threads = saved["head"], saved.get("threads", "")
+        median_time = lambda fn, reps, warmup=1, make=None: (float("nan"), (0, 0))  # noqa: E731
     print("#", head, flush=True)
+    print("# threads in effect:", threads, flush=True)
     for s in args.only:
         globals()[s](args)
     if args.load:
         times = {(r["section"], r["case"], r["peer"]): r for r in saved["rows"]}
+        ROWS[:] = [r for r in ROWS if (r["section"], r["case"], r["peer"]) in times]  # a run cut short
         for r in ROWS:
             t = times[(r["section"], r["case"], r["peer"])]
             r["peer_s"], r["config"] = t["peer_s"], tuple(t["config"])
+    end = "load average %s at the end of the peers" % " ".join("%.2f" % x for x in os.getloadavg())
+    print("#", end, flush=True)
     if args.save:
         with open(args.save, "w") as f:
-            json.dump(dict(head=head, rows=[{k: r[k] for k in ("section", "case", "peer", "peer_s", "config")}
-                                            for r in ROWS]), f, indent=1)
+            json.dump(dict(head=head, threads=threads, checks=CHECKS, end=end,
+                           rows=[{k: r[k] for k in ("section", "case", "peer", "peer_s", "config")} for r in ROWS]),
+                      f, indent=1)
+    posenc = {}
     if args.bench_dir:
         for s in args.only:
             rows = [r for r in ROWS if r["section"] == s and r["posenc"]]
-            times = posenc_times(args, s, [r["posenc"] for r in rows])
+            filters = [r["posenc"] for r in rows] + [f for n in NOTES if n["section"] == s for f in (n["num"], n["den"])]
+            if not filters:
+                continue
+            times = posenc_times(args, s, filters)
+            for f in filters:
+                posenc[f] = match(times, f)
             for r in rows:
-                r["posenc_s"] = match(times, r["posenc"])
-    lines = ["| workload | peer (threads: torch × OpenBLAS) | peer (ms) | posenc (ms) | peer / posenc |",
+                r["posenc_s"] = posenc[r["posenc"]]
+        end += "; %s after posenc's programs" % " ".join("%.2f" % x for x in os.getloadavg())
+    lines = ["| workload | peer (threads: torch × %s) | peer (ms) | posenc (ms) | peer / posenc |" % BLAS["name"],
              "|---|---|---|---|---|"]
     for r in ROWS:
         p = r.get("posenc_s")
         lines.append("| %s %s | %s | %.3f | %s | %s |" % (
             r["section"], r["case"], "%s (%d × %d)" % (r["peer"], *r["config"]), r["peer_s"] * 1e3,
             "%.3f" % (p * 1e3) if p else "—", "%.2f×" % (r["peer_s"] / p) if p else "—"))
-    print("\n# " + head + "\n" + "\n".join(lines))
+    notes = []
+    for n in NOTES:
+        a, b = posenc.get(n["num"]), posenc.get(n["den"])
+        if a and b:
+            notes.append("- %s: %.3f / %.3f ms = %.2f× (`%s` / `%s`)" % (n["text"], a * 1e3, b * 1e3, a / b,
+                                                                       n["num"][:-1], n["den"][:-1]))
+    text = "\n".join(lines) + ("\n\n" + "\n".join(notes) if notes else "")
+    print("\n# " + head + "\n# threads in effect: " + threads + "\n# " + end + "\n" + text)
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write("<!-- " + head + " -->\n" + "\n".join(lines) + "\n")
+            f.write("<!-- %s\n     threads in effect: %s\n     %s -->\n%s\n\nChecks:\n\n%s\n"
+                    % (head, threads, end, text, "\n".join("    " + c for c in CHECKS)))
 
 
 if __name__ == "__main__":
