@@ -18,30 +18,18 @@
 #include <posenc/rotary/scaling.hpp>
 #include <posenc/rotary/table.hpp>
 
+#include "table_hash.hpp"
+
 namespace pr = posenc::rotary;
 
 namespace {
 
 template <class T>
-void hash_into(std::uint64_t& h, const posenc::table<T>& t) {
-  for (Eigen::Index i = 0; i < t.rows(); ++i)
-    for (Eigen::Index j = 0; j < t.cols(); ++j) {
-      const T v = t(i, j);
-      unsigned char b[sizeof(T)];
-      std::memcpy(b, &v, sizeof(T));
-      for (unsigned char c : b) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-      }
-    }
-}
-
-template <class T>
 std::uint64_t table_hash(const pr::frequencies& f, std::uint64_t first, std::size_t count, pr::table_layout lay) {
   const auto t = pr::table<T>(f, first, count, lay);
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  hash_into(h, t.cos);
-  hash_into(h, t.sin);
+  std::uint64_t h = posenc_test::fnv1a_basis;
+  posenc_test::fnv1a_into(h, t.cos);
+  posenc_test::fnv1a_into(h, t.sin);
   return h;
 }
 

@@ -20,25 +20,13 @@
 
 #include <posenc/sinusoidal.hpp>
 
+#include "table_hash.hpp"
+
 namespace ps = posenc::sinusoidal;
 
 namespace {
 
-template <class T>
-std::uint64_t fnv1a(const posenc::table<T>& t) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (Eigen::Index i = 0; i < t.rows(); ++i)
-    for (Eigen::Index j = 0; j < t.cols(); ++j) {
-      const T v = t(i, j);
-      unsigned char b[sizeof(T)];
-      std::memcpy(b, &v, sizeof(T));
-      for (std::size_t n = 0; n < (std::is_same_v<T, long double> ? 10 : sizeof(T)); ++n) {
-        h ^= b[n];
-        h *= 0x100000001b3ULL;
-      }
-    }
-  return h;
-}
+using posenc_test::fnv1a;
 
 struct config {
   std::size_t L, d;
