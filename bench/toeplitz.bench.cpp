@@ -2,6 +2,8 @@
 // Toeplitz products B X (n x n, k columns) by FFT beside the dense Eigen product and beside the
 // same algorithm on FFTW; the FFT itself beside FFTW (FFTW_MEASURE plans, made outside the timed
 // loop) and Eigen's unsupported FFT module (kissfft). FFTW is linked by this program only.
+// BM_product_fft_threads: the product with its columns spread over 1 or 2 threads
+// (product_plan::set_threads), wall-clock time.
 //
 // Counters: "GFLOP/s" uses the nominal FFT count (5 N log2 N per complex transform of size N,
 // half that for a real one) or 2 n^2 k for the dense product; "dense_equiv_GFLOP/s" is 2 n^2 k over
@@ -80,6 +82,27 @@ void BM_product_fft(benchmark::State& state) {
   state.counters["P"] = double(plan.fft_size());
   set_rate(state, "GFLOP/s", double(k) * product_flops(plan.fft_size()) * 1e-9);
   set_rate(state, "dense_equiv_GFLOP/s", 2.0 * double(n) * double(n) * double(k) * 1e-9);
+}
+
+// The same product with the columns spread over `threads` threads (product_plan::set_threads),
+// wall-clock time: against threads = 1 of the same benchmark in the same run.
+template <class T>
+void BM_product_fft_threads(benchmark::State& state) {
+  const std::size_t n = std::size_t(state.range(0));
+  const Eigen::Index k = state.range(1);
+  const auto B = random_toeplitz<T>(n);
+  tz::product_plan<T> plan(B);
+  plan.set_threads(static_cast<std::size_t>(state.range(2)));
+  const auto xv = random_values<T>(n * std::size_t(k), 3);
+  const Eigen::Map<const cmat<T>> X(xv.data(), Eigen::Index(n), k);
+  cmat<T> Y(Eigen::Index(n), k);
+  for (auto _ : state) {
+    plan.apply(X, Y);
+    benchmark::DoNotOptimize(Y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["P"] = double(plan.fft_size());
+  set_rate(state, "GFLOP/s", double(k) * product_flops(plan.fft_size()) * 1e-9);
 }
 
 template <class T>
@@ -306,6 +329,13 @@ void product_args(benchmark::internal::Benchmark* b) {
     for (long k : {1L, 16L, 64L}) b->Args({n, k});
   b->Unit(benchmark::kMicrosecond);
 }
+void thread_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"n", "k", "threads"});
+  for (long n : {512L, 4096L, 16384L, 65536L})
+    for (long k : {16L, 64L})
+      for (long t : {1L, 2L}) b->Args({n, k, t});
+  b->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
 // Dense: the matrix alone is 8 n^2 bytes (2 GiB at n = 16384 in f64), so stop at 16384, and run
 // the large sizes once (one n = 16384, k = 64 product is ~34 GFLOP).
 void dense_args(benchmark::internal::Benchmark* b) {
@@ -324,6 +354,8 @@ void fft_args(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_product_fft<double>)->Apply(product_args);
 BENCHMARK(BM_product_fft<float>)->Apply(product_args);
+BENCHMARK(BM_product_fft_threads<double>)->Apply(thread_args);
+BENCHMARK(BM_product_fft_threads<float>)->Apply(thread_args);
 BENCHMARK(BM_product_fft_with_spectrum<double>)->Apply(product_args);
 BENCHMARK(BM_product_fft_with_spectrum<float>)->Apply(product_args);
 BENCHMARK(BM_product_dense<double>)->Apply(dense_args);

@@ -16,6 +16,7 @@
 
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
+#include <posenc/core/thread_pool.hpp>
 #include <posenc/numeric/fft.hpp>
 #include <posenc/encoding/table.hpp>
 #include <posenc/toeplitz/matrix.hpp>
@@ -47,7 +48,10 @@ inline void fused_spectral_step(std::ptrdiff_t h, const T* __restrict zr, const 
 /// P >= m+n-1). The plan owns the spectrum of B (scaled by 1/P) and all buffers: apply() does not
 /// allocate when Y already has the shape m x k. Real B with even P takes the real-input path
 /// (half-length complex FFT; a complex X runs it on its real and imaginary parts); complex B or odd P
-/// run a complex FFT of size P (real B and real X with odd P pair two columns into one complex vector). Thread safety: one per thread (docs/thread-safety.md).
+/// run a complex FFT of size P (real B and real X with odd P pair two columns into one complex vector).
+/// set_threads(n): apply() spreads the columns of X over n threads (the caller and n - 1 workers
+/// the plan keeps), each with its own buffers; Y is bitwise the same for every n. Thread safety:
+/// one per thread (docs/thread-safety.md).
 template <scalar S>
 class product_plan {
  public:
@@ -57,10 +61,11 @@ class product_plan {
   /// fft_size = 0 picks the fast size; otherwise fft_size >= m+n-1 is used as given.
   explicit product_plan(const toeplitz_matrix<S>& B, std::size_t fft_size = 0)
       : m_rows(B.rows()), m_cols(B.cols()), m_p(choose_size(B, fft_size)),
-        m_real(!is_complex_v<S> && m_p % 2 == 0), m_fft(m_real ? m_p / 2 : m_p) {
-    const std::size_t len = m_fft.size();
-    m_zr.assign(len, real(0));
-    m_zi.assign(len, real(0));
+        m_real(!is_complex_v<S> && m_p % 2 == 0) {
+    work& w = m_work.emplace_back(m_real ? m_p / 2 : m_p);
+    const std::size_t len = w.fft.size();
+    w.zr.assign(len, real(0));
+    w.zi.assign(len, real(0));
     const std::size_t spec = m_real ? m_p / 2 + 1 : m_p;
     m_sr.assign(spec, real(0));
     m_si.assign(spec, real(0));
@@ -69,10 +74,10 @@ class product_plan {
       m_wr.resize(h + 1);
       m_wi.resize(h + 1);
       for (std::size_t k = 0; k <= h; ++k) fft::unit_root(k, m_p, m_wr[k], m_wi[k]);
-      m_xr.assign(h + 1, real(0));
-      m_xi.assign(h + 1, real(0));
+      w.xr.assign(h + 1, real(0));
+      w.xi.assign(h + 1, real(0));
       for (auto* v : {&m_ar, &m_ai, &m_br, &m_bi}) v->assign(h, real(0));
-      if (batch_pays(h)) m_batch.emplace(h);
+      if (batch_pays(h)) w.batch.emplace(h);
     }
     set_coefficients(B);
   }
@@ -82,6 +87,21 @@ class product_plan {
   /// Size P of the circulant the products run on.
   [[nodiscard]] std::size_t fft_size() const noexcept { return m_p; }
   [[nodiscard]] bool uses_real_path() const noexcept { return m_real; }
+
+  /// Threads apply() uses: 0 = all hardware threads, n >= 1 = exactly n counting the caller
+  /// (default 1: no thread is started). The columns of X are split between them at the
+  /// boundaries of the serial order's column groups, so Y does not depend on n. Allocates the
+  /// workers' buffers (a copy of the transform plan and its buffers each) here, not in apply().
+  /// Throws invalid_argument above posenc::max_threads.
+  void set_threads(std::size_t threads) {
+    const std::size_t n = resolve_threads(threads, "toeplitz::product_plan::set_threads");
+    m_work.erase(m_work.begin() + 1, m_work.end());
+    m_work.reserve(n);
+    for (std::size_t i = 1; i < n; ++i) m_work.push_back(m_work.front());
+    m_pool.reset(n);
+  }
+  /// The thread count set by set_threads (resolved: 0 was mapped to the hardware's).
+  [[nodiscard]] std::size_t threads() const noexcept { return m_pool.size(); }
 
   /// Recompute the spectrum for new coefficients of the same shape, without allocating.
   void set_coefficients(const toeplitz_matrix<S>& B) {
@@ -96,24 +116,25 @@ class product_plan {
       return S(0);
     };
     const real scale = real(1) / static_cast<real>(m_p);
+    work& w = m_work.front();
     if (m_real) {
       const std::size_t h = m_p / 2;
       for (std::size_t j = 0; j < h; ++j) {
-        m_zr[j] = std::real(col(2 * j));
-        m_zi[j] = std::real(col(2 * j + 1));
+        w.zr[j] = std::real(col(2 * j));
+        w.zi[j] = std::real(col(2 * j + 1));
       }
-      m_fft.forward(m_zr.data(), m_zi.data());
-      fft::split_half_spectrum(h, m_zr.data(), m_zi.data(), m_wr.data(), m_wi.data(), m_sr.data(),
+      w.fft.forward(w.zr.data(), w.zi.data());
+      fft::split_half_spectrum(h, w.zr.data(), w.zi.data(), m_wr.data(), m_wi.data(), m_sr.data(),
                                        m_si.data());
     } else {
       for (std::size_t t = 0; t < m_p; ++t) {
         const std::complex<real> c(col(t));
-        m_zr[t] = c.real();
-        m_zi[t] = c.imag();
+        w.zr[t] = c.real();
+        w.zi[t] = c.imag();
       }
-      m_fft.forward(m_zr.data(), m_zi.data());
-      std::copy(m_zr.begin(), m_zr.end(), m_sr.begin());
-      std::copy(m_zi.begin(), m_zi.end(), m_si.begin());
+      w.fft.forward(w.zr.data(), w.zi.data());
+      std::copy(w.zr.begin(), w.zr.end(), m_sr.begin());
+      std::copy(w.zi.begin(), w.zi.end(), m_si.begin());
     }
     for (std::size_t k = 0; k < m_sr.size(); ++k) {
       m_sr[k] *= scale;
@@ -155,40 +176,51 @@ class product_plan {
     const Eigen::Index k = x.cols();
     if constexpr (!is_complex_v<S> && !is_complex_v<XS>) {
       if (m_real) {
-        Eigen::Index c = 0;
         // Full batches of W columns in the SIMD lanes (X and Y with direct access); a remainder
         // of at least W/2 columns runs as one more batch with empty lanes, a smaller one column
-        // by column.
-        if constexpr ((DX::Flags & Eigen::DirectAccessBit) != 0 && (DY::Flags & Eigen::DirectAccessBit) != 0) {
-          if (m_batch) {
-            const auto W = static_cast<Eigen::Index>(fft::batch_plan<real>::width());
-            for (; c + W <= k; c += W) batch_columns(x, y, c, W);
-            if (2 * (k - c) >= W) {
-              batch_columns(x, y, c, k - c);
-              c = k;
+        // by column. Parts start on whole batches, so the grouping is the serial one.
+        constexpr bool direct = (DX::Flags & Eigen::DirectAccessBit) != 0 && (DY::Flags & Eigen::DirectAccessBit) != 0;
+        const auto W = static_cast<Eigen::Index>(fft::batch_plan<real>::width());
+        const bool batched = direct && m_work.front().batch.has_value();
+        for_parts(k, batched ? W : 1, [&](work& w, Eigen::Index c, Eigen::Index end) {
+          if constexpr (direct) {
+            if (batched) {
+              for (; c + W <= end; c += W) batch_columns(w, x, y, c, W);
+              if (2 * (end - c) >= W) {
+                batch_columns(w, x, y, c, end - c);
+                c = end;
+              }
             }
           }
-        }
-        for (; c < k; ++c)
-          real_column([&](Eigen::Index i) { return x.coeff(i, c); }, [&](Eigen::Index i, real v) { y.coeffRef(i, c) = v; },
-                      column_pointer(x, c), column_pointer(y, c));
+          for (; c < end; ++c)
+            real_column(w, [&](Eigen::Index i) { return x.coeff(i, c); },
+                        [&](Eigen::Index i, real v) { y.coeffRef(i, c) = v; }, column_pointer(x, c), column_pointer(y, c));
+        });
       } else {
-        for (Eigen::Index c = 0; c < k; c += 2) paired_columns(x, y, c);
+        for_parts(k, 2, [&](work& w, Eigen::Index c, Eigen::Index end) {
+          for (; c < end; c += 2) paired_columns(w, x, y, c);
+        });
       }
     } else if constexpr (!is_complex_v<S>) {
       // Real B, complex X: B (u + i v) = B u + i B v, two real-path products per column.
       if (m_real) {
-        for (Eigen::Index c = 0; c < k; ++c) {
-          real_column([&](Eigen::Index i) { return std::real(x.coeff(i, c)); },
-                      [&](Eigen::Index i, real v) { y.coeffRef(i, c) = YS(v, real(0)); });
-          real_column([&](Eigen::Index i) { return std::imag(x.coeff(i, c)); },
-                      [&](Eigen::Index i, real v) { y.coeffRef(i, c).imag(v); });
-        }
+        for_parts(k, 1, [&](work& w, Eigen::Index c, Eigen::Index end) {
+          for (; c < end; ++c) {
+            real_column(w, [&](Eigen::Index i) { return std::real(x.coeff(i, c)); },
+                        [&](Eigen::Index i, real v) { y.coeffRef(i, c) = YS(v, real(0)); });
+            real_column(w, [&](Eigen::Index i) { return std::imag(x.coeff(i, c)); },
+                        [&](Eigen::Index i, real v) { y.coeffRef(i, c).imag(v); });
+          }
+        });
       } else {
-        for (Eigen::Index c = 0; c < k; ++c) complex_column(x, y, c);
+        for_parts(k, 1, [&](work& w, Eigen::Index c, Eigen::Index end) {
+          for (; c < end; ++c) complex_column(w, x, y, c);
+        });
       }
     } else {
-      for (Eigen::Index c = 0; c < k; ++c) complex_column(x, y, c);
+      for_parts(k, 1, [&](work& w, Eigen::Index c, Eigen::Index end) {
+        for (; c < end; ++c) complex_column(w, x, y, c);
+      });
     }
   }
 
@@ -204,6 +236,32 @@ class product_plan {
   }
 
  private:
+  // One thread's buffers: the transform plan (its own scratch), the column's transform and half
+  // spectrum, and the batch plan of the lanes path. m_work[0] is the caller's (and
+  // set_coefficients'); set_threads adds one copy per worker.
+  struct work {
+    explicit work(std::size_t fft_size) : fft(fft_size) {}
+    fft::plan<real> fft;
+    std::vector<real> zr, zi;  // transform buffer
+    std::vector<real> xr, xi;  // half spectrum of a column (real path)
+    std::optional<fft::batch_plan<real>> batch;  // real path, lane width >= 2: columns in lanes
+  };
+
+  // f(work, begin, end) over the columns [0, k) in one part per thread, the parts' bounds on
+  // multiples of `align` (the serial grouping of columns), on the plan's pool.
+  template <class F>
+  void for_parts(Eigen::Index k, Eigen::Index align, F&& f) {
+    if (m_pool.size() == 1 || k <= align) {
+      f(m_work.front(), Eigen::Index(0), k);
+      return;
+    }
+    auto job = [&](std::size_t part, std::size_t parts) {
+      const auto [b, e] = split_range(k, part, parts, align);
+      if (e > b) f(m_work[part], static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(e));
+    };
+    m_pool.run(job);
+  }
+
   // Whether columns run W at a time in the lanes of a batch_plan. Measured (bench_toeplitz and
   // a min-of-N timing on AVX-512, 1 MiB L2): the batch wins or ties everywhere with W = 8 (f64:
   // n = 512 0.65-0.78 vs 1.3 FFTW's time, n = 4096 1.00 vs 1.15, n = 16384 0.85-1.07 vs 1.44);
@@ -270,8 +328,8 @@ class product_plan {
   }
 
   // (zr, zi) = Z, the forward transform of the packed column -> (xr, xi) = Z' (see above).
-  void fused_spectral_step() {
-    detail::fused_spectral_step(static_cast<std::ptrdiff_t>(m_p / 2), m_zr.data(), m_zi.data(), m_xr.data(), m_xi.data(),
+  void fused_spectral_step(work& w) const {
+    detail::fused_spectral_step(static_cast<std::ptrdiff_t>(m_p / 2), w.zr.data(), w.zi.data(), w.xr.data(), w.xi.data(),
                                 m_ar.data(), m_ai.data(), m_br.data(), m_bi.data());
   }
 
@@ -280,9 +338,9 @@ class product_plan {
   // transforms, the fused spectral step on lane packs, W inverse transforms, unpack. Row- and
   // column-major storage run the same operations (only the element step differs).
   template <class DX, class DY>
-  void batch_columns(const DX& x, DY& y, Eigen::Index c, Eigen::Index cnt) {
+  void batch_columns(work& w, const DX& x, DY& y, Eigen::Index c, Eigen::Index cnt) const {
     constexpr std::size_t W = fft::batch_plan<real>::width();
-    auto& bp = *m_batch;
+    auto& bp = *w.batch;
     const real* src[W] = {};
     real* dst[W] = {};
     std::size_t sstep[W] = {}, dstep[W] = {};
@@ -312,11 +370,11 @@ class product_plan {
   // Real path for one real column: get(i) reads input row i, put(i, v) stores output row i;
   // src / dst, when not null, are the column's contiguous storage (the loops then vectorise).
   template <class Get, class Put>
-  void real_column(Get&& get, Put&& put, const real* src = nullptr, real* dst = nullptr) {
+  void real_column(work& w, Get&& get, Put&& put, const real* src = nullptr, real* dst = nullptr) const {
     const std::size_t h = m_p / 2, n = m_cols;
     if (src) {
-      real* __restrict zr = m_zr.data();
-      real* __restrict zi = m_zi.data();
+      real* __restrict zr = w.zr.data();
+      real* __restrict zi = w.zi.data();
       const std::size_t full = n / 2;
       for (std::size_t j = 0; j < full; ++j) {
         zr[j] = src[2 * j];
@@ -329,16 +387,16 @@ class product_plan {
     } else {
       for (std::size_t j = 0; j < h; ++j) {
         const std::size_t i0 = 2 * j, i1 = 2 * j + 1;
-        m_zr[j] = i0 < n ? static_cast<real>(get(static_cast<Eigen::Index>(i0))) : real(0);
-        m_zi[j] = i1 < n ? static_cast<real>(get(static_cast<Eigen::Index>(i1))) : real(0);
+        w.zr[j] = i0 < n ? static_cast<real>(get(static_cast<Eigen::Index>(i0))) : real(0);
+        w.zi[j] = i1 < n ? static_cast<real>(get(static_cast<Eigen::Index>(i1))) : real(0);
       }
     }
-    m_fft.forward(m_zr.data(), m_zi.data());
-    fused_spectral_step();
-    m_fft.inverse(m_xr.data(), m_xi.data());
+    w.fft.forward(w.zr.data(), w.zi.data());
+    fused_spectral_step(w);
+    w.fft.inverse(w.xr.data(), w.xi.data());
     if (dst) {
-      const real* __restrict xr = m_xr.data();
-      const real* __restrict xi = m_xi.data();
+      const real* __restrict xr = w.xr.data();
+      const real* __restrict xi = w.xi.data();
       const std::size_t full = m_rows / 2;
       for (std::size_t j = 0; j < full; ++j) {
         dst[2 * j] = xr[j];
@@ -347,65 +405,63 @@ class product_plan {
       if (m_rows % 2) dst[m_rows - 1] = xr[full];
     } else {
       for (std::size_t i = 0; i < m_rows; ++i)
-        put(static_cast<Eigen::Index>(i), (i % 2 == 0) ? m_xr[i / 2] : m_xi[i / 2]);
+        put(static_cast<Eigen::Index>(i), (i % 2 == 0) ? w.xr[i / 2] : w.xi[i / 2]);
     }
   }
 
-  void multiply_full() {
+  void multiply_full(work& w) const {
     for (std::size_t q = 0; q < m_p; ++q) {
-      const real ar = m_zr[q], ai = m_zi[q];
-      m_zr[q] = ar * m_sr[q] - ai * m_si[q];
-      m_zi[q] = ar * m_si[q] + ai * m_sr[q];
+      const real ar = w.zr[q], ai = w.zi[q];
+      w.zr[q] = ar * m_sr[q] - ai * m_si[q];
+      w.zi[q] = ar * m_si[q] + ai * m_sr[q];
     }
   }
 
   // Real B, real X, odd P: columns c and c+1 as the real and imaginary parts of one vector
   // (B real, so B (x + i x') = B x + i B x').
   template <class DX, class DY>
-  void paired_columns(const DX& x, DY& y, Eigen::Index c) {
+  void paired_columns(work& w, const DX& x, DY& y, Eigen::Index c) const {
     const bool two = c + 1 < x.cols();
     for (std::size_t t = 0; t < m_p; ++t) {
       const bool in = t < m_cols;
-      m_zr[t] = in ? x.coeff(static_cast<Eigen::Index>(t), c) : real(0);
-      m_zi[t] = (in && two) ? x.coeff(static_cast<Eigen::Index>(t), c + 1) : real(0);
+      w.zr[t] = in ? x.coeff(static_cast<Eigen::Index>(t), c) : real(0);
+      w.zi[t] = (in && two) ? x.coeff(static_cast<Eigen::Index>(t), c + 1) : real(0);
     }
-    m_fft.forward(m_zr.data(), m_zi.data());
-    multiply_full();
-    m_fft.inverse(m_zr.data(), m_zi.data());
+    w.fft.forward(w.zr.data(), w.zi.data());
+    multiply_full(w);
+    w.fft.inverse(w.zr.data(), w.zi.data());
     for (std::size_t i = 0; i < m_rows; ++i) {
-      y.coeffRef(static_cast<Eigen::Index>(i), c) = m_zr[i];
-      if (two) y.coeffRef(static_cast<Eigen::Index>(i), c + 1) = m_zi[i];
+      y.coeffRef(static_cast<Eigen::Index>(i), c) = w.zr[i];
+      if (two) y.coeffRef(static_cast<Eigen::Index>(i), c + 1) = w.zi[i];
     }
   }
 
   template <class DX, class DY>
-  void complex_column(const DX& x, DY& y, Eigen::Index c) {
+  void complex_column(work& w, const DX& x, DY& y, Eigen::Index c) const {
     for (std::size_t t = 0; t < m_p; ++t) {
       if (t < m_cols) {
         const std::complex<real> v(x.coeff(static_cast<Eigen::Index>(t), c));
-        m_zr[t] = v.real();
-        m_zi[t] = v.imag();
+        w.zr[t] = v.real();
+        w.zi[t] = v.imag();
       } else {
-        m_zr[t] = real(0);
-        m_zi[t] = real(0);
+        w.zr[t] = real(0);
+        w.zi[t] = real(0);
       }
     }
-    m_fft.forward(m_zr.data(), m_zi.data());
-    multiply_full();
-    m_fft.inverse(m_zr.data(), m_zi.data());
+    w.fft.forward(w.zr.data(), w.zi.data());
+    multiply_full(w);
+    w.fft.inverse(w.zr.data(), w.zi.data());
     for (std::size_t i = 0; i < m_rows; ++i)
-      y.coeffRef(static_cast<Eigen::Index>(i), c) = std::complex<real>(m_zr[i], m_zi[i]);
+      y.coeffRef(static_cast<Eigen::Index>(i), c) = std::complex<real>(w.zr[i], w.zi[i]);
   }
 
   std::size_t m_rows, m_cols, m_p;
   bool m_real;
-  fft::plan<real> m_fft;
+  std::vector<work> m_work;      // one per thread (set_threads); [0] always exists
+  pool_handle m_pool;            // set_threads - 1 workers (none by default)
   std::vector<real> m_sr, m_si;  // spectrum / P
-  std::vector<real> m_zr, m_zi;  // transform buffer
   std::vector<real> m_wr, m_wi;  // exp(-2 pi i k / P), k <= P/2 (real path)
-  std::vector<real> m_xr, m_xi;  // half spectrum of a column (real path)
   std::vector<real> m_ar, m_ai, m_br, m_bi;  // alpha_k, beta_k of the fused spectral step (real path)
-  std::optional<fft::batch_plan<real>> m_batch;  // real path, lane width >= 2: columns in lanes
 };
 
 /// One-shot B X (builds a plan: allocates; reuse a product_plan for repeated products).
