@@ -9,6 +9,8 @@
 //  - BM_rope_dense_ids<T>: the same with explicit position_ids 0..4095 (half layout);
 //  - BM_frequencies: the llama3 frequencies from a rope_config (compute_frequencies, the old path)
 //    vs a plan's (built once, owning them);
+//  - BM_rope_tokens<T>: the same q and k in the token-major layout [4096, 32, 128] of ggml and
+//    llama.cpp (one ragged sequence), both pair layouts;
 //  - BM_rope_ragged<T>: the same tokens as a ragged [4096, 32, 128] batch of 8 sequences of 512
 //    at KV-cache offsets (ragged vs dense overhead), and a decode step: 256 sequences of 1 token
 //    each at positions ~4000 (every token its own position: the cos/sin cost is not shared);
@@ -176,6 +178,27 @@ void BM_rope_ragged(benchmark::State& state) {
   set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
 }
 
+/// One sequence of S tokens in the token-major layout [S, H, D] (rotary::apply_ragged_inplace with
+/// cu_seqlens {0, S}, positions 0..S-1): the layout of ggml's and llama.cpp's q and k
+/// (ne = D, H, S), the same bytes and work as BM_rope_dense, both pair layouts.
+template <class T>
+void BM_rope_tokens(benchmark::State& state) {
+  const std::size_t n = S * H * D;
+  auto q = filled<T>(n), k = filled<T>(n);
+  const auto f = pr::default_frequencies(D, 500000.0);
+  const std::int64_t cu[2] = {0, static_cast<std::int64_t>(S)};
+  pr::apply_options o;
+  o.layout = state.range(0) == 0 ? pr::layout::interleaved : pr::layout::half;
+  o.threads = static_cast<std::size_t>(state.range(1));
+  for (auto _ : state) {
+    pr::apply_ragged_inplace<T, std::int64_t>(pr::ragged_view<T>::contiguous(q.data(), {S, H, D}),
+                                              pr::ragged_view<T>::contiguous(k.data(), {S, H, D}), cu, {}, f, o);
+    benchmark::DoNotOptimize(q.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+}
+
 constexpr std::size_t AH = 32, AL = 1024;
 
 template <class T>
@@ -234,6 +257,8 @@ void BM_alibi_add(benchmark::State& state) {
 BENCHMARK(BM_copy<float>)->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_rope_dense<float>)->ArgNames({"half_layout", "check", "threads"})->Args({0, 1, 1})->Args({1, 1, 1})
     ->Args({1, 0, 1})->Args({0, 1, 2})->Args({1, 1, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_tokens<float>)->ArgNames({"half_layout", "threads"})->Args({0, 1})->Args({1, 1})->Args({0, 2})
+    ->Args({1, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_rope_dense_ids<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_kernel<float>)->ArgNames({"dispatched"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_frequencies)->ArgNames({"plan"})->Args({0})->Args({1});
@@ -248,6 +273,8 @@ BENCHMARK(BM_rope_ragged<Eigen::bfloat16>)->ArgNames({"seqs", "decode", "threads
 BENCHMARK(BM_copy<Eigen::half>)->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_rope_dense<Eigen::half>)->ArgNames({"half_layout", "check", "threads"})->Args({0, 1, 1})->Args({1, 1, 1})
     ->Args({0, 1, 2})->Args({1, 1, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_tokens<Eigen::half>)->ArgNames({"half_layout", "threads"})->Args({0, 1})->Args({1, 1})
+    ->Args({0, 2})->Args({1, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_kernel<Eigen::half>)->ArgNames({"dispatched"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 // double: every phase of every position is evaluated (no anchor sharing), so the decode step is
 // dominated by the cos/sin of the exact phase (64 pairs per token)
