@@ -12,13 +12,21 @@ What a user would otherwise run, written as they would write it:
                 T5 relative bias and the [CLS] reset) in torch: the fast path (the [H, n, n]
                 relative bias gathered once, untimed; one baddbmm adds it), the same under
                 torch.compile (torch 2.x), and the full module (buckets and gather in every
-                call, as posenc's public call does);
+                call, as posenc's public call does); with bench_tupe_blas (a build with
+                -DPOSENC_WITH_BLAS=ON: Eigen's products sent to the BLAS), the fast path again
+                against that program (rows 'tupe_blas'; --blas-bench-dir if it is elsewhere);
 * rope       -- RoPE on q and k [1, 32, 4096, 128], f32 and bf16: transformers' Llama
                 apply_rotary_pos_emb (the rotate_half form; cos/sin from LlamaRotaryEmbedding,
                 computed once and not timed, as the model does once per forward) eager and under
                 torch.compile, and a torch copy of q and k into buffers of the same size;
                 posenc's side: rotary::apply_inplace on q and k (half layout, finite check on)
                 and its memcpy of the same bytes (BM_rope_dense / BM_copy);
+* ggml       -- ggml's CPU RoPE (ggml_rope_ext_inplace, the call llama.cpp makes) on the same q and
+                k, in ggml's two layouts (NORMAL = interleaved pairs, NEOX = half layout) and its two
+                float types (f32, f16), from the ggml-python package (bench/peers/install-ggml.sh
+                builds its vendored ggml from PyPI's source release with GGML_NATIVE=ON); posenc's
+                side: BM_rope_tokens, q and k in ggml's token-major layout [S, H, D], the same
+                pair layout and type, finite check on (ggml has none);
 * toeplitz   -- B X for an n x n Toeplitz B and X [n, k]: scipy.linalg.matmul_toeplitz and the
                 circulant-embedding product with torch.fft (rfft of B and X, product, irfft);
 * fft        -- one complex transform of size N: numpy.fft, scipy.fft and torch.fft.
@@ -50,8 +58,10 @@ posenc's matching Google Benchmark cases in the same session, right after the pe
 each row with both figures and their ratio (peer time / posenc time: above 1 means posenc is
 faster). Times are wall-clock medians; posenc uses --threads threads (the benchmarks' thread
 argument, on posenc's own pool; the programs run with OMP_NUM_THREADS=1 so that Eigen does not
-start threads of its own inside posenc's). posenc's Toeplitz/FFT products are single-threaded;
-scipy's FFT is too (workers=1), torch.fft may use the setting's threads.
+start threads of its own inside posenc's). posenc's Toeplitz products with k >= 16 columns run on
+--threads threads (BM_product_fft_threads: product_plan::set_threads spreads the columns), with
+one column (k = 1) and the single FFTs on one; scipy's FFT is single-threaded (workers=1),
+torch.fft uses the setting's threads.
 
 Not run by CI (it takes 15-20 minutes and needs an idle machine); run by hand, with torch 2.x from
 the pinned venv of scripts/torch-venv.sh (torch, transformers, torchdiffeq, numpy, scipy):
@@ -59,6 +69,7 @@ the pinned venv of scripts/torch-venv.sh (torch, transformers, torchdiffeq, nump
     py="$(scripts/torch-venv.sh)/bin/python"
     "$py" bench/peers/peers.py --bench-dir build/bench/bench                        # everything
     "$py" bench/peers/peers.py --only rope --rope-shape 1 4 512 128 --reps 3        # one section, small
+    "$(bench/peers/install-ggml.sh)/bin/python" bench/peers/peers.py --only ggml --bench-dir build/bench/bench
 
 or with Debian's torch 1.13 (python3-torch, python3-scipy and torchdiffeq; no transformers and
 no torch.compile there, so those rows are left out):
@@ -225,10 +236,17 @@ def check(section, case, peer, err, tol, what):
 def row(section, case, peer, timing, posenc=None):
     seconds, cfg = timing
     ROWS.append(dict(section=section, case=case, peer=peer, peer_s=seconds, config=cfg, posenc=posenc))
-    if seconds != seconds:  # --load: timed earlier
+    if seconds != seconds or section == "tupe_blas":  # --load: timed earlier; tupe_blas: a tupe row again
         return
-    print("  %-10s %-44s %-44s %10.3f ms  (torch %d, %s %d threads)"
-          % (section, case, peer, seconds * 1e3, cfg[0], BLAS["name"], cfg[1]), flush=True)
+    print("  %-10s %-44s %-44s %10.3f ms  (%s)" % (section, case, peer, seconds * 1e3, threads_label(section, cfg)),
+          flush=True)
+
+
+def threads_label(section, cfg):
+    """A row's thread setting: ggml's own thread count, or torch threads x BLAS threads."""
+    if section == "ggml":
+        return "ggml on %d thread(s)" % cfg[0]
+    return "torch %d, %s %d threads" % (cfg[0], BLAS["name"], cfg[1])
 
 
 # ---- sinusoidal -------------------------------------------------------------------------------
@@ -429,7 +447,11 @@ def tupe(args):
                 ref = build(torch.float64, torch.float32)[0]()
                 check("tupe", case, "torch fast path", float((out.double() - ref).abs().max()) / scale, 1e-4,
                       "relative to max |bias|, against float64 on the same parameters (sums of 768 products)")
-            row("tupe", case, "torch fast path", median_time(fast, args.reps), bench)
+            fast_time = median_time(fast, args.reps)
+            row("tupe", case, "torch fast path", fast_time, bench)
+            # the same peer time against posenc::blas (bench_tupe_blas: Eigen's products sent to
+            # the BLAS, -DPOSENC_WITH_BLAS=ON), when that program is found
+            row("tupe_blas", case, "torch fast path", fast_time, bench)
             if HAVE_COMPILE:
                 make = compiled("tupe %s" % case, fast)
                 set_config(*CONFIGS[0])  # the check's compile is the first setting's
@@ -520,6 +542,91 @@ def rope(args):
         del q, k, q2, k2, cos, sin
 
 
+# ---- ggml's CPU RoPE --------------------------------------------------------------------------
+
+def ggml(args):
+    """ggml's CPU RoPE (ggml_rope_ext_inplace, as llama.cpp calls it) on q and k, in both of its
+    layouts (NORMAL: interleaved pairs; NEOX: the half layout) and both of its float types, through
+    the ggml-python package (bench/peers/install-ggml.sh builds its vendored ggml with
+    GGML_NATIVE=ON). ggml orders q and k token-major, [S, H, D] (ne = D, H, S); posenc's side is
+    BM_rope_tokens, the same layout (one ragged sequence), bytes and work. Timed with ggml's own thread count (1 and --threads; the
+    fastest is reported); a graph of the two in-place nodes is built once and computed per call."""
+    try:
+        import ggml as gg
+        import ggml.utils as ggu
+    except ImportError as e:
+        print("  ggml: ggml-python is not importable here (%s): no ggml rows "
+              "(bench/peers/install-ggml.sh installs it)" % e, flush=True)
+        return
+    B, H, S, D = args.rope_shape
+    if B != 1:
+        sys.exit("peers.py: the ggml rows take --rope-shape with B = 1")
+    theta = 500000.0
+    half = D // 2
+    omega = theta ** (-np.arange(half, dtype=np.float64) * 2 / D)
+    pos = np.arange(S, dtype=np.float64)
+    ang = pos[:, None, None] * omega[None, None, :]  # [S, 1, D/2]
+    cos_x, sin_x = np.cos(ang), np.sin(ang)
+    # ggml's angle for pair i is pos * s^i, s = powf(base, -2/D) (within 1 ulp = 2u of the exact
+    # value), the power formed by i float multiplications: relative error at most (3 i + 2) u to
+    # first order; cosf, sinf, the two products and the sum add at most c |pair|
+    dtheta = (3 * np.arange(half)[None, None, :] + 2) * U32 * ang
+    for dt_name, np_dt, gtype, T, c in (("f32", np.float32, gg.GGML_TYPE_F32, "float", 8 * U32),
+                                        ("f16", np.float16, gg.GGML_TYPE_F16, "Eigen::half", 4 * 2.0 ** -11)):
+        rng = np.random.default_rng(0)
+        q0 = rng.standard_normal((S, H, D)).astype(np_dt)
+        k0 = rng.standard_normal((S, H, D)).astype(np_dt)
+        nbytes = 2 * q0.nbytes + S * 4
+        params = gg.ggml_init_params(mem_size=nbytes + 64 * gg.ggml_tensor_overhead() + gg.ggml_graph_overhead()
+                                     + (1 << 20), mem_buffer=None, no_alloc=False)
+        for mode, layout in ((0, "interleaved"), (gg.GGML_ROPE_TYPE_NEOX, "half layout")):
+            case = "q,k [%d,%d,%d,%d] %s, %s" % (B, H, S, D, layout, dt_name)
+            ctx = gg.ggml_init(params)
+            if not ctx:
+                sys.exit("peers.py: ggml_init failed for %d bytes" % params.mem_size)
+            tq, tk = ggu.from_numpy(q0, ctx), ggu.from_numpy(k0, ctx)
+            tpos = ggu.from_numpy(np.arange(S, dtype=np.int32), ctx)
+            gf = gg.ggml_new_graph(ctx)
+            for t in (tq, tk):
+                gg.ggml_build_forward_expand(gf, gg.ggml_rope_ext_inplace(
+                    ctx, t, tpos, None, D, mode, 0, theta, 1.0, 0.0, 1.0, 0.0, 0.0))
+            gg.ggml_graph_compute_with_ctx(ctx, gf, 1)
+            worst = plain = 0.0
+            for x0, t in ((q0, tq), (k0, tk)):
+                x, y = x0.astype(np.float64), ggu.to_numpy(t).astype(np.float64)
+                for h0 in range(0, H, 8):  # 8 heads at a time: [S, 8, D] in float64
+                    xs, ys = x[:, h0:h0 + 8], y[:, h0:h0 + 8]
+                    if mode == 0:
+                        a, b, ya, yb = xs[..., 0::2], xs[..., 1::2], ys[..., 0::2], ys[..., 1::2]
+                    else:
+                        a, b, ya, yb = xs[..., :half], xs[..., half:], ys[..., :half], ys[..., half:]
+                    err = np.maximum(np.abs(ya - (a * cos_x - b * sin_x)), np.abs(yb - (a * sin_x + b * cos_x)))
+                    pair = np.sqrt(a * a + b * b) + 1e-300
+                    worst = max(worst, float((err / (pair * (dtheta + c))).max()))
+                    plain = max(plain, float((err / pair).max()))
+            check("ggml", case, "ggml_rope_ext_inplace", worst, 1.0,
+                  "|error| / (|pair| ((3 i + 2) u pos omega_i + %.2g)) against float64 rotation by exact angles; "
+                  "max |error| / |pair| = %.3g" % (c, plain))
+            best = (float("nan"), (0, 0)) if args.load else None  # --load: timed earlier
+            for n in ([] if args.load else sorted({1, args.threads})):
+                for _ in range(2):
+                    gg.ggml_graph_compute_with_ctx(ctx, gf, n)
+                ts = []
+                for _ in range(args.reps):
+                    t0 = time.perf_counter()
+                    gg.ggml_graph_compute_with_ctx(ctx, gf, n)
+                    ts.append(time.perf_counter() - t0)
+                m = statistics.median(ts)
+                if best is None or m < best[0]:
+                    best = (m, (n, 0))
+            gg.ggml_free(ctx)
+            bench = "BM_rope_tokens<%s>/half_layout:%d/threads:%d$" % (T, int(mode != 0), args.threads)
+            row("ggml", case, "ggml_rope_ext_inplace", best, bench)
+            NOTES.append(dict(text="%s %s, ggml's layout [S, H, D]: posenc RoPE in place / posenc copy of the same bytes"
+                              % (layout, dt_name), section="ggml", num=bench,
+                              den="BM_copy<%s>/threads:%d$" % (T, args.threads)))
+
+
 # ---- Toeplitz and FFT -------------------------------------------------------------------------
 
 def toeplitz(args):
@@ -545,7 +652,10 @@ def toeplitz(args):
                     return torch.fft.irfft(Xs * Bs, n=P, dim=-1)[:, :n]
 
                 case = "B X n=%d k=%d, %s" % (n, k, dt_name)
-                bench = "BM_product_fft<%s>/%d/%d$" % (T, n, k)
+                # posenc's product on --threads threads (product_plan::set_threads; the torch.fft
+                # peer runs its transforms on as many): one column is one thread's work
+                bench = ("BM_product_fft<%s>/%d/%d$" % (T, n, k) if k == 1 else
+                         "BM_product_fft_threads<%s>/n:%d/k:%d/threads:%d$" % (T, n, k, args.threads))
                 if n <= 4096:  # against the dense product in float64 (128 MiB at n = 4096)
                     ref = scipy.linalg.toeplitz(c.astype(np.float64), r.astype(np.float64)) @ X.astype(np.float64)
                     # FFT products: |error| <= a few u log2(P) |b|_2 |x|_2 per column (u of the type)
@@ -584,7 +694,7 @@ def fft(args):
 # ---- posenc's side: its Google Benchmark programs, run in this session ------------------------
 
 PROGRAMS = {"sinusoidal": "bench_sinusoidal", "floater": "bench_floater", "tupe": "bench_tupe",
-            "rope": "bench_rotary_apply", "toeplitz": "bench_toeplitz", "fft": "bench_toeplitz"}
+            "tupe_blas": "bench_tupe_blas", "rope": "bench_rotary_apply", "ggml": "bench_rotary_apply", "toeplitz": "bench_toeplitz", "fft": "bench_toeplitz"}
 
 
 def suffixed(f):
@@ -593,9 +703,12 @@ def suffixed(f):
 
 
 def posenc_times(args, section, filters):
-    exe = os.path.join(args.bench_dir, PROGRAMS[section])
+    exe = os.path.join(args.blas_bench_dir or args.bench_dir if section == "tupe_blas" else args.bench_dir,
+                       PROGRAMS[section])
     if not os.path.exists(exe):
-        print("posenc: %s not found; build with -DPOSENC_BUILD_BENCHMARKS=ON" % exe, file=sys.stderr)
+        print("posenc: %s not found; build with -DPOSENC_BUILD_BENCHMARKS=ON%s"
+              % (exe, " -DPOSENC_WITH_BLAS=ON (or pass --blas-bench-dir)" if section == "tupe_blas" else ""),
+              file=sys.stderr)
         return {}
     pattern = "|".join("^" + suffixed(f) for f in sorted(set(filters)))
     # posenc's benchmarks take their thread count as an argument and run it on posenc's own pool;
@@ -656,7 +769,7 @@ def versions(args):
                "; ".join("%s %s" % kv for kv in v.items()), args.threads, ", ".join(args.configs), BLAS["name"]))
 
 
-SECTIONS = ["sinusoidal", "floater", "tupe", "rope", "toeplitz", "fft"]
+SECTIONS = ["sinusoidal", "floater", "tupe", "rope", "ggml", "toeplitz", "fft"]
 
 
 def main():
@@ -676,6 +789,8 @@ def main():
     ap.add_argument("--toeplitz-n", type=int, nargs="+", default=[512, 4096, 16384, 65536])
     ap.add_argument("--toeplitz-k", type=int, nargs="+", default=[1, 16, 64])
     ap.add_argument("--bench-dir", help="folder of posenc's bench_* programs: run them too and print ratios")
+    ap.add_argument("--blas-bench-dir", help="folder of bench_tupe_blas (a build with -DPOSENC_WITH_BLAS=ON; "
+                    "default: --bench-dir): its TUPE times are printed as rows 'tupe_blas'")
     ap.add_argument("--markdown", help="write the table as Markdown to this file")
     ap.add_argument("--save", help="write the peers' timings (JSON) to this file")
     ap.add_argument("--load", help="take the peers' timings from a file written by --save instead of timing them")
@@ -711,7 +826,7 @@ def main():
                       f, indent=1)
     posenc = {}
     if args.bench_dir:
-        for s in args.only:
+        for s in args.only + (["tupe_blas"] if "tupe" in args.only else []):
             rows = [r for r in ROWS if r["section"] == s and r["posenc"]]
             filters = [r["posenc"] for r in rows] + [f for n in NOTES if n["section"] == s for f in (n["num"], n["den"])]
             if not filters:
@@ -722,12 +837,14 @@ def main():
             for r in rows:
                 r["posenc_s"] = posenc[r["posenc"]]
         end += "; %s after posenc's programs" % " ".join("%.2f" % x for x in os.getloadavg())
+    ROWS[:] = [r for r in ROWS if r["section"] != "tupe_blas" or r.get("posenc_s")]  # no bench_tupe_blas: no rows
     lines = ["| workload | peer (threads: torch × %s) | peer (ms) | posenc (ms) | peer / posenc |" % BLAS["name"],
              "|---|---|---|---|---|"]
     for r in ROWS:
         p = r.get("posenc_s")
         lines.append("| %s %s | %s | %.3f | %s | %s |" % (
-            r["section"], r["case"], "%s (%d × %d)" % (r["peer"], *r["config"]), r["peer_s"] * 1e3,
+            r["section"], r["case"], "%s (%s)" % (r["peer"], "%d thread(s)" % r["config"][0] if r["section"] == "ggml"
+                                                  else "%d × %d" % tuple(r["config"])), r["peer_s"] * 1e3,
             "%.3f" % (p * 1e3) if p else "—", "%.2f×" % (r["peer_s"] / p) if p else "—"))
     notes = []
     for n in NOTES:
