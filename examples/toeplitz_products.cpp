@@ -52,18 +52,6 @@ int main() {
     if (err > 1e-12) ++failures;
   }
 
-  {
-    // [toeplitz-threads]
-    auto plan0 = ops[0];   // a plan of its own (copies own their buffers)
-    plan0.set_threads(2);  // apply() spreads the 16 columns over 2 threads
-    posenc::table<double> R2(n, dv);
-    plan0.apply(V, R2);    // bitwise the serial product R
-    // [toeplitz-threads]
-    const bool same = (R2.array() == R.array()).all();
-    std::printf("the same product on %zu threads: %s\n", plan0.threads(), same ? "bitwise equal" : "DIFFERENT");
-    if (!same) ++failures;
-  }
-
   if (failures != 0) std::printf("FAILED: %d checks\n", failures);
   return failures == 0 ? 0 : 1;
 }
