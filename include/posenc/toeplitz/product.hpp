@@ -42,6 +42,17 @@ inline void fused_spectral_step(std::ptrdiff_t h, const T* __restrict zr, const 
     xi[k] = ar[k] * ui + ai[k] * ur - br[k] * vi + bi[k] * vr;
   }
 }
+
+/// One thread's buffers of a product_plan: the transform plan (its own scratch), the column's
+/// transform and half spectrum, and the batch plan of the lanes path.
+template <class R>
+struct product_work {
+  explicit product_work(std::size_t fft_size) : fft(fft_size) {}
+  fft::plan<R> fft;
+  std::vector<R> zr, zi;  // transform buffer
+  std::vector<R> xr, xi;  // half spectrum of a column (real path)
+  std::optional<fft::batch_plan<R>> batch;  // real path, lane width >= 2: columns in lanes
+};
 }  // namespace detail
 
 /// B X in O(k P log P) with P the circulant size (default: the smallest even 2,3,5-smooth
@@ -236,16 +247,9 @@ class product_plan {
   }
 
  private:
-  // One thread's buffers: the transform plan (its own scratch), the column's transform and half
-  // spectrum, and the batch plan of the lanes path. m_work[0] is the caller's (and
+  // One thread's buffers (detail::product_work). m_work[0] is the caller's (and
   // set_coefficients'); set_threads adds one copy per worker.
-  struct work {
-    explicit work(std::size_t fft_size) : fft(fft_size) {}
-    fft::plan<real> fft;
-    std::vector<real> zr, zi;  // transform buffer
-    std::vector<real> xr, xi;  // half spectrum of a column (real path)
-    std::optional<fft::batch_plan<real>> batch;  // real path, lane width >= 2: columns in lanes
-  };
+  using work = detail::product_work<real>;
 
   // f(work, begin, end) over the columns [0, k) in one part per thread, the parts' bounds on
   // multiples of `align` (the serial grouping of columns), on the plan's pool.
