@@ -65,12 +65,14 @@ void set_rate(benchmark::State& state, const char* name, double flops) {
 // Products
 // ------------------------------------------------------------------------------------------
 
+// The product B X, n x n, k columns (args n, k), the columns on `threads` threads.
 template <class T>
-void BM_product_fft(benchmark::State& state) {
+void product_loop(benchmark::State& state, std::size_t threads) {
   const std::size_t n = std::size_t(state.range(0));
   const Eigen::Index k = state.range(1);
   const auto B = random_toeplitz<T>(n);
   tz::product_plan<T> plan(B);
+  plan.set_threads(threads);
   const auto xv = random_values<T>(n * std::size_t(k), 3);
   const Eigen::Map<const cmat<T>> X(xv.data(), Eigen::Index(n), k);
   cmat<T> Y(Eigen::Index(n), k);
@@ -84,25 +86,16 @@ void BM_product_fft(benchmark::State& state) {
   set_rate(state, "dense_equiv_GFLOP/s", 2.0 * double(n) * double(n) * double(k) * 1e-9);
 }
 
-// The same product with the columns spread over `threads` threads (product_plan::set_threads),
-// wall-clock time: against threads = 1 of the same benchmark in the same run.
+template <class T>
+void BM_product_fft(benchmark::State& state) {
+  product_loop<T>(state, 1);
+}
+
+// The same product with the columns spread over `threads` threads (product_plan::set_threads,
+// third argument), wall-clock time: against threads = 1 of the same benchmark in the same run.
 template <class T>
 void BM_product_fft_threads(benchmark::State& state) {
-  const std::size_t n = std::size_t(state.range(0));
-  const Eigen::Index k = state.range(1);
-  const auto B = random_toeplitz<T>(n);
-  tz::product_plan<T> plan(B);
-  plan.set_threads(static_cast<std::size_t>(state.range(2)));
-  const auto xv = random_values<T>(n * std::size_t(k), 3);
-  const Eigen::Map<const cmat<T>> X(xv.data(), Eigen::Index(n), k);
-  cmat<T> Y(Eigen::Index(n), k);
-  for (auto _ : state) {
-    plan.apply(X, Y);
-    benchmark::DoNotOptimize(Y.data());
-    benchmark::ClobberMemory();
-  }
-  state.counters["P"] = double(plan.fft_size());
-  set_rate(state, "GFLOP/s", double(k) * product_flops(plan.fft_size()) * 1e-9);
+  product_loop<T>(state, static_cast<std::size_t>(state.range(2)));
 }
 
 template <class T>
