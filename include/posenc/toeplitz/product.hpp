@@ -9,6 +9,7 @@
 #include <complex>
 #include <cstddef>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -103,13 +104,18 @@ class product_plan {
   /// (default 1: no thread is started). The columns of X are split between them at the
   /// boundaries of the serial order's column groups, so Y does not depend on n. Allocates the
   /// workers' buffers (a copy of the transform plan and its buffers each) here, not in apply().
-  /// Throws invalid_argument above posenc::max_threads.
+  /// Throws invalid_argument above posenc::max_threads, allocation_error if the buffers cannot be
+  /// allocated; on any throw the plan keeps its previous threads and buffers.
   void set_threads(std::size_t threads) {
-    const std::size_t n = resolve_threads(threads, "toeplitz::product_plan::set_threads");
-    m_work.erase(m_work.begin() + 1, m_work.end());
-    m_work.reserve(n);
-    for (std::size_t i = 1; i < n; ++i) m_work.push_back(m_work.front());
-    m_pool.reset(n);
+    static constexpr std::string_view where = "toeplitz::product_plan::set_threads";
+    const std::size_t n = resolve_threads(threads, where);
+    const work& w = m_work.front();  // one thread's buffers, in reals (for the message)
+    const std::size_t reals = 2 * w.zr.size() + 2 * w.xr.size() + (w.batch ? 4 * w.batch->size() * w.batch->width() : 0);
+    std::vector<work> next = checked::allocate(where, "threads * the plan's buffers", n, reals * sizeof(real),
+                                               [&] { return std::vector<work>(n, w); });
+    pool_handle pool(n);  // may throw (thread creation): m_work is still the previous set
+    m_work.swap(next);
+    m_pool = std::move(pool);
   }
   /// The thread count set by set_threads (resolved: 0 was mapped to the hardware's).
   [[nodiscard]] std::size_t threads() const noexcept { return m_pool.size(); }
