@@ -121,3 +121,27 @@ TEST_CASE("toeplitz product_plan threads - set_threads(0) is the hardware's coun
                        posenc::invalid_argument);
   CHECK(plan.threads() >= 1);  // unchanged by the failed call
 }
+
+TEST_CASE("toeplitz product_plan - a moved-from plan is refused by apply, set_coefficients and set_threads, usable once assigned") {
+  const auto B = tz::toeplitz_matrix<double>::square(16, tp_test::random_vector<double>(31));
+  tz::product_plan<double> plan(B);
+  plan.set_threads(2);
+  tz::product_plan<double> taken(std::move(plan));
+  const Eigen::MatrixXd X = Eigen::MatrixXd::Ones(16, 3);
+  Eigen::MatrixXd Y;
+  // NOLINTBEGIN(bugprone-use-after-move): the moved-from state is what is tested
+  CHECK_THROWS_WITH_AS(plan.apply(X, Y), doctest::Contains("toeplitz::product_plan::apply: the plan was moved from"),
+                       posenc::invalid_argument);
+  CHECK_THROWS_WITH_AS(plan.set_coefficients(B), doctest::Contains("toeplitz::product_plan::set_coefficients: the plan was moved from"),
+                       posenc::invalid_argument);
+  CHECK_THROWS_WITH_AS(plan.set_threads(2), doctest::Contains("toeplitz::product_plan::set_threads: the plan was moved from"),
+                       posenc::invalid_argument);
+  plan = taken;  // a copy: its own buffers and workers
+  // NOLINTEND(bugprone-use-after-move)
+  Eigen::MatrixXd Y1, Y2;
+  plan.apply(X, Y1);
+  taken.apply(X, Y2);
+  CHECK(plan.threads() == 2);
+  CHECK((Y1.array() == Y2.array()).all());
+  CHECK((Y1 - B.dense() * X).cwiseAbs().maxCoeff() <= 1e-13);  // 16 terms of size <= 1, a few eps each
+}

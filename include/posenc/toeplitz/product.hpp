@@ -109,6 +109,7 @@ class product_plan {
   void set_threads(std::size_t threads) {
     static constexpr std::string_view where = "toeplitz::product_plan::set_threads";
     const std::size_t n = resolve_threads(threads, where);
+    require_usable(where);
     const work& w = m_work.front();  // one thread's buffers, in reals (for the message)
     const std::size_t reals = 2 * w.zr.size() + 2 * w.xr.size() + (w.batch ? 4 * w.batch->size() * w.batch->width() : 0);
     std::vector<work> next = checked::allocate(where, "threads * the plan's buffers", n, reals * sizeof(real),
@@ -122,6 +123,7 @@ class product_plan {
 
   /// Recompute the spectrum for new coefficients of the same shape, without allocating.
   void set_coefficients(const toeplitz_matrix<S>& B) {
+    require_usable("toeplitz::product_plan::set_coefficients");
     posenc::detail::require<shape_error>(B.rows() == m_rows && B.cols() == m_cols,
                                          "toeplitz::product_plan::set_coefficients", "expected a ", m_rows, " x ",
                                          m_cols, " matrix, got ", B.rows(), " x ", B.cols());
@@ -180,6 +182,7 @@ class product_plan {
     static_assert(std::is_same_v<YS, product_scalar<S, XS>>,
                   "toeplitz::product_plan::apply: Y's scalar must be product_scalar<S, X scalar>");
     static constexpr const char* where = "toeplitz::product_plan::apply";
+    require_usable(where);
     const auto& x = X.derived();
     posenc::detail::require<shape_error>(static_cast<std::size_t>(x.rows()) == m_cols, where, "X must have ", m_cols,
                                          " rows (the columns of B), got ", x.rows());
@@ -256,6 +259,11 @@ class product_plan {
   // One thread's buffers (detail::product_work). m_work[0] is the caller's (and
   // set_coefficients'); set_threads adds one copy per worker.
   using work = detail::product_work<real>;
+
+  // A moved-from plan has no buffers (m_work is empty): its use is an error, not a write past them.
+  void require_usable(std::string_view where) const {
+    posenc::detail::require(!m_work.empty(), where, "the plan was moved from: assign a plan before using it");
+  }
 
   // f(work, begin, end) over the columns [0, k) in one part per thread, the parts' bounds on
   // multiples of `align` (the serial grouping of columns), on the plan's pool.
