@@ -14,7 +14,10 @@
 // with a distinct character), so the array is allocated once, at its final size: no growth, no
 // copy. Every node consumes at least two input bytes (a value and its separator, or a key's two
 // quotes), so nodes <= bytes/2 + 1 and the document holds at most 4 bytes per input byte plus one
-// node (and the decoded text, which is never longer than its escaped input). Duplicate keys are found in
+// node (and the decoded text, which is never longer than its escaped input: the same first pass
+// sums the strings with escapes, so that buffer is reserved once too). The first pass stops where
+// containers nest deeper than max_depth, where the parser fails: a text of 16 MB of '[' reserves
+// 65 nodes, not 8 million. Duplicate keys are found in
 // O(m) expected time per object of m members with a hash table of the keys (4 m to 8 m bytes,
 // freed when the object is done; m <= 16: pairwise, nothing allocated);
 // if hostile keys make the table probe more than 8 m times, the object's keys are sorted instead
@@ -29,6 +32,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +40,7 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
+#include <posenc/core/hd.hpp>
 
 namespace posenc::io::json {
 
@@ -158,7 +163,7 @@ class document {
   [[nodiscard]] std::size_t nodes() const noexcept { return m_nodes.size(); }
   /// Bytes the document holds (node array and decoded-text buffer, by capacity).
   [[nodiscard]] std::size_t memory_bytes() const noexcept {
-    return m_nodes.capacity() * sizeof(node) + (m_text.empty() ? 0 : m_text.capacity());
+    return m_nodes.capacity() * sizeof(node) + (m_text.capacity() > std::string().capacity() ? m_text.capacity() : 0);
   }
   /// Key comparisons made by the duplicate-key checks (O(m log m) per object of m members).
   [[nodiscard]] std::uint64_t key_comparisons() const noexcept { return m_key_comparisons; }
@@ -175,8 +180,36 @@ class document {
     return x.decoded() ? std::string_view(m_text.data() + x.a, x.n()) : std::string_view(m_src.data() + x.a, x.n());
   }
 
+  /// The node array: allocated once, uninitialised, at the size the parser's first pass counts
+  /// (it grows, doubling, only on malformed text, which the parser then rejects). Appending is
+  /// one compare and one store (std::vector's push_back was not inlined in the recursive parser).
+  class node_array {
+   public:
+    [[nodiscard]] std::size_t size() const noexcept { return m_n; }
+    [[nodiscard]] std::size_t capacity() const noexcept { return m_cap; }
+    [[nodiscard]] node& operator[](std::size_t i) noexcept { return m_p[i]; }
+    [[nodiscard]] const node& operator[](std::size_t i) const noexcept { return m_p[i]; }
+    void reserve(std::size_t k) {
+      if (k <= m_cap) return;
+      std::unique_ptr<node[]> q = std::make_unique_for_overwrite<node[]>(k);
+      if (m_n) std::copy(m_p.get(), m_p.get() + m_n, q.get());
+      m_p = std::move(q);
+      m_cap = k;
+    }
+    POSENC_ALWAYS_INLINE void push_back(node x) {
+      if (m_n == m_cap) [[unlikely]]
+        grow();
+      m_p[m_n++] = x;
+    }
+
+   private:
+    POSENC_COLD void grow() { reserve(m_cap ? 2 * m_cap : 16); }
+    std::unique_ptr<node[]> m_p;
+    std::size_t m_n = 0, m_cap = 0;
+  };
+
   std::string_view m_src;
-  std::vector<node> m_nodes;
+  node_array m_nodes;
   std::string m_text;
   std::uint64_t m_key_comparisons = 0;
   /// \endcond
@@ -214,7 +247,9 @@ class parser {
   document parse() {
     if (m_s.size() >= max_text) error("JSON text of 128 MiB or more");
     m_doc.m_src = m_s;
-    m_doc.m_nodes.reserve(std::min(count_nodes(m_s), m_s.size() / 2 + 1));
+    const first_pass counted = count_nodes(m_s);
+    m_doc.m_nodes.reserve(std::min(counted.nodes, m_s.size() / 2 + 1));
+    if (counted.escaped_bytes) m_doc.m_text.reserve(counted.escaped_bytes);
     skip_ws();
     parse_value(0);
     skip_ws();
@@ -230,16 +265,19 @@ class parser {
     posenc::detail::fail<io_error>("json::parse", "fail: the error callback returned instead of throwing (error at offset ",
                                    m_i, ": ", msg, ")");
   }
-  [[nodiscard]] bool eof() const noexcept { return m_i >= m_s.size(); }
-  [[nodiscard]] char peek() const noexcept { return eof() ? '\0' : m_s[m_i]; }
-  void skip_ws() {
+  [[nodiscard]] POSENC_ALWAYS_INLINE bool eof() const noexcept { return m_i >= m_s.size(); }
+  [[nodiscard]] POSENC_ALWAYS_INLINE char peek() const noexcept { return eof() ? '\0' : m_s[m_i]; }
+  // (the helpers called per byte or per node are forced inline: GCC left them as calls in the
+  // recursive parse_value, a third of the time of a deeply nested document)
+  POSENC_ALWAYS_INLINE void skip_ws() {
+    if (!eof() && static_cast<unsigned char>(m_s[m_i]) > ' ') return;  // the common case: no whitespace
     while (!eof() && (m_s[m_i] == ' ' || m_s[m_i] == '\t' || m_s[m_i] == '\n' || m_s[m_i] == '\r')) ++m_i;
   }
-  void expect(char c, std::string_view msg) {
+  POSENC_ALWAYS_INLINE void expect(char c, std::string_view msg) {
     if (peek() != c || eof()) error(msg);
     ++m_i;
   }
-  std::uint32_t push(kind t) {
+  POSENC_ALWAYS_INLINE std::uint32_t push(kind t) {
     const auto at = static_cast<std::uint32_t>(m_doc.m_nodes.size());
     node x;
     x.set_type(t);
@@ -247,21 +285,42 @@ class parser {
     return at;
   }
 
+  struct first_pass {
+    std::size_t nodes = 0;          ///< nodes of the document
+    std::size_t escaped_bytes = 0;  ///< bytes of the strings holding escapes (>= their decoded text)
+  };
   /// The number of nodes of a well-formed text, counted in one pass without building anything:
   /// each string (key or value), container, number and literal starts with a character that
-  /// nothing else outside a string starts with. (On malformed text the count may be off; the
-  /// parser then fails, and the node array merely grows past its reservation.)
-  static std::size_t count_nodes(std::string_view s) noexcept {
-    std::size_t count = 0, i = 0;
+  /// nothing else outside a string starts with; and the bytes of the strings with escapes, which
+  /// bound the decoded text. The pass stops where containers nest deeper than max_depth: the
+  /// parser fails there, so nothing past that point is reserved (16 MB of '[' reserved 64 MB).
+  /// (On malformed text the count may be off; the parser then fails, and the node array merely
+  /// grows past its reservation.)
+  static first_pass count_nodes(std::string_view s) noexcept {
+    first_pass out;
+    std::size_t& count = out.nodes;
+    std::size_t i = 0, depth = 0;
     const std::size_t n = s.size();
     while (i < n) {
       const char c = s[i++];
       if (c == '"') {
         ++count;
-        while (i < n && s[i] != '"') i += s[i] == '\\' ? 2 : 1;
+        const std::size_t start = i;
+        bool escapes = false;
+        while (i < n && s[i] != '"') {
+          if (s[i] == '\\') {
+            escapes = true;
+            ++i;
+          }
+          ++i;
+        }
+        if (escapes) out.escaped_bytes += std::min(i, n) - start;
         ++i;
       } else if (c == '{' || c == '[') {
         ++count;
+        if (++depth > static_cast<std::size_t>(max_depth)) break;
+      } else if (c == '}' || c == ']') {
+        depth -= depth > 0 ? 1 : 0;
       } else if (c == '-' || (c >= '0' && c <= '9')) {
         ++count;
         while (i < n && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '+' ||
@@ -272,7 +331,7 @@ class parser {
         while (i < n && s[i] >= 'a' && s[i] <= 'z') ++i;
       }
     }
-    return count;
+    return out;
   }
 
   /// FNV-1a of a key (the table below falls back to sorting if hostile keys collide).
