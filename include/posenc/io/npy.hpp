@@ -63,9 +63,10 @@ class npy_dict_parser {
     expect('{', "the header to start with '{'");
     skip_ws();
     while (!at('}')) {
-      const std::string key = parse_string("a quoted key");
+      const std::string_view key = parse_string("a quoted key");
       skip_ws();
-      expect(':', "':' after key '" + key + "'");
+      if (!at(':')) fail("expected ':' after key '", shown(key), "' at header offset ", m_i);
+      ++m_i;
       skip_ws();
       if (key == "descr") {
         if (have_descr) fail("duplicate key 'descr'");
@@ -83,7 +84,7 @@ class npy_dict_parser {
         have_shape = true;
         h.shape = parse_shape();
       } else {
-        fail("unexpected key '", key, "' (a .npy header has exactly 'descr', 'fortran_order' and 'shape')");
+        fail("unexpected key '", shown(key), "' (a .npy header has exactly 'descr', 'fortran_order' and 'shape')");
       }
       skip_ws();
       if (at(',')) {
@@ -121,17 +122,21 @@ class npy_dict_parser {
     m_i = e;
     return true;
   }
-  std::string parse_string(std::string_view what) {
+  /// A string of the header (a view into it: nothing is copied, whatever its length).
+  std::string_view parse_string(std::string_view what) {
     if (!(at('\'') || at('"'))) fail("expected ", what, " at header offset ", m_i);
     const char q = m_s[m_i++];
-    std::string out;
+    const std::size_t start = m_i;
     while (m_i < m_s.size() && m_s[m_i] != q) {
       if (m_s[m_i] == '\\' || m_s[m_i] == '\n') fail("unsupported character in a string at header offset ", m_i);
-      out += m_s[m_i++];
+      ++m_i;
     }
     if (m_i >= m_s.size()) fail("unterminated string in the header");
-    ++m_i;
-    return out;
+    return m_s.substr(start, m_i++ - start);
+  }
+  /// A header string as an error message shows it: at most 64 bytes, "..." after a longer one.
+  [[nodiscard]] static std::string shown(std::string_view t) {
+    return t.size() <= 64 ? std::string(t) : std::string(t.substr(0, 64)) + "...";
   }
   std::vector<std::size_t> parse_shape() {
     expect('(', "a tuple '(...)' for 'shape'");
@@ -162,10 +167,10 @@ class npy_dict_parser {
     ++m_i;
     return shape;
   }
-  void parse_descr(const std::string& d, npy_header& h) {
+  void parse_descr(std::string_view d, npy_header& h) {
     if (d.size() < 2) fail("unsupported dtype descr '", d, "'");
     const char order = d[0];
-    const std::string kind = d.substr(1);
+    const std::string_view kind = d.substr(1);
     struct entry {
       std::string_view code;
       dtype t;
@@ -178,8 +183,9 @@ class npy_dict_parser {
     for (const auto& e : table)
       if (e.code == kind) found = &e;
     if (!found || (order != '<' && order != '>' && order != '|' && order != '=')) {
-      if (!kind.empty() && kind[0] == 'O') fail("object arrays (pickled Python objects, descr '", d, "') are not supported");
-      fail("unsupported dtype descr '", d, "' (supported: f2, f4, f8, i1..i8, u1..u8, b1 in either byte order)");
+      if (!kind.empty() && kind[0] == 'O')
+        fail("object arrays (pickled Python objects, descr '", shown(d), "') are not supported");
+      fail("unsupported dtype descr '", shown(d), "' (supported: f2, f4, f8, i1..i8, u1..u8, b1 in either byte order)");
     }
     if (order == '|' && dtype_size(found->t) != 1)
       fail("dtype descr '", d, "' has no byte order ('|') but elements of ", dtype_size(found->t), " bytes");
