@@ -160,11 +160,52 @@ def main():
                                  b'"rope_theta": 1000000, "rope_scaling": {"type": "dynamic", "factor": 2.0}}',
         "valid_ntk_alibi": b'{"head_dim": 16, "alibi": true, "rope_scaling": {"rope_type": "ntk", "factor": 2}}',
         "near_huge_head_dim": b'{"head_dim": 9007199254740992, "rope_theta": 10000.0}',
+        "head_dim_9e8.json": b'{"model_type": "llama", "head_dim": 900000000}',  # once asked for 14 GB
         "near_unknown_rule": b'{"head_dim": 64, "rope_scaling": {"rope_type": "xpos", "factor": 2.0}}',
         "near_short_factor_length": b'{"head_dim": 8, "max_position_embeddings": 64, "original_max_position_embeddings": 16, '
                                     b'"rope_scaling": {"type": "longrope", "short_factor": [1, 1, 1], '
                                     b'"long_factor": [1, 1, 1, 1]}}',
     })
+
+    # The transformers-5 form: the "config" member of each tests/rotary/hf/*.v5.json reference
+    # case (real model configs with rope_parameters, per layer type, layer_types and text_config),
+    # compact, without the keys the loader ignores: a few KB each.
+    hf = os.path.join(HERE, "..", "rotary", "hf")
+    v5 = {}
+    for name in sorted(os.listdir(hf)):
+        if name.endswith(".v5.json"):
+            with open(os.path.join(hf, name)) as f:
+                v5["v5_" + name[: -len(".v5.json")]] = compact_config(json.load(f)["config"])
+    add("rotary_config", v5)
+
+
+# Keys of a model config that rotary::load_config reads (at any level: text_config, attn_config,
+# rope_parameters and its per layer type entries, per_layer_config); the rest is dropped.
+LOADER_KEYS = {
+    "rope_parameters", "rope_scaling", "rope_type", "type", "rope_theta", "rope_local_base_freq", "factor",
+    "attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "low_freq_factor",
+    "high_freq_factor", "short_factor", "long_factor", "truncate", "original_max_position_embeddings",
+    "max_position_embeddings", "partial_rotary_factor", "head_dim", "global_head_dim", "qk_rope_head_dim",
+    "hidden_size", "num_attention_heads", "num_key_value_heads", "num_hidden_layers", "layer_types",
+    "per_layer_config", "text_config", "attn_config", "model_type", "rope_interleave", "alibi", "rotary_dim",
+}
+
+
+def compact_config(c):
+    def keep(v, under_rope):
+        if isinstance(v, dict):
+            return {k: keep(x, under_rope or k in ("rope_parameters", "rope_scaling", "per_layer_config"))
+                    for k, x in v.items()
+                    if under_rope or k in LOADER_KEYS or k.endswith("_attention")}
+        return v
+    return json.dumps(keep(c, False), separators=(",", ":")).encode()
+
+
+def add(reader, files):
+    d = os.path.join(HERE, "corpus", reader)
+    for name, b in files.items():
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(b)
 
 
 if __name__ == "__main__":
