@@ -233,6 +233,50 @@ TEST_CASE("safetensors tensor_ref accepts vectors, spans and arrays") {
   CHECK(f.get<double>("c", {1, 1}).data == c.data);
 }
 
+TEST_CASE("safetensors metadata: file order, lookups small and hashed, an unknown key named, == and to_map for the writers") {
+  for (const std::size_t m : {std::size_t{3}, std::size_t{40}}) {  // a scan up to 16 entries, the hash index above
+    CAPTURE(m);
+    std::string json = "{\"__metadata__\":{";
+    pio::safetensors_metadata expect;
+    for (std::size_t i = 0; i < m; ++i) {  // written in descending key order: file order is not key order
+      const std::string k = "key" + std::to_string(m - i), v = i % 2 ? "" : "v\\u00e9" + std::to_string(i);
+      json += (i ? ",\"" : "\"") + k + "\":\"" + v + "\"";
+      expect[k] = i % 2 ? "" : "v\xC3\xA9" + std::to_string(i);
+    }
+    const auto f = open_mem(io_test::safetensors_image(json + "}}", {}));
+    const auto& md = f.metadata();
+    REQUIRE(md.size() == m);
+    std::size_t i = 0;
+    for (const auto& [k, v] : md) {  // file order
+      CHECK(k == "key" + std::to_string(m - i));
+      CHECK(v == expect.at(std::string(k)));
+      ++i;
+    }
+    for (const auto& [k, v] : expect) {
+      CHECK(md.at(k) == v);
+      CHECK(md.contains(k));
+      CHECK(md.count(k) == 1);
+      CHECK((*md.find(k)).second == v);
+    }
+    CHECK_FALSE(md.contains("key0"));
+    CHECK(md.find("key0") == md.end());
+    io_test::require_error<posenc::invalid_argument>([&] { (void)md.at("no such key"); }, {"key: expected a key of the metadata", "'no such key'"});
+    CHECK_THROWS_AS((void)md.at(std::string(100, 'k')), posenc::invalid_argument);
+    CHECK(md == expect);
+    CHECK(md.to_map() == expect);
+    // the implicit conversion writes it again; the copy compares equal whatever its order
+    const auto back = open_mem(pio::safetensors_bytes({}, md));
+    CHECK(back.metadata() == md);
+    CHECK(back.metadata().begin() != back.metadata().end());
+    pio::safetensors_metadata other = expect;
+    other.begin()->second += "x";
+    CHECK_FALSE(md == other);
+    const auto copy = f;  // copies share the table
+    CHECK(copy.metadata() == md);
+  }
+  CHECK(open_mem(io_test::safetensors_image("{}", {})).metadata().empty());
+}
+
 TEST_CASE("safetensors lookups name the tensor and the problem") {
   const auto f = open_mem(two_tensor_file());
   io_test::require_error([&] { (void)f.info("missing"); }, {"<memory>", "no tensor named 'missing'", "'w', 'b'"});
