@@ -6,12 +6,9 @@
 // allocations of a config whose factor lists have 10^5 items (a constant, not one per item).
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -19,36 +16,8 @@
 #include <posenc/io/safetensors.hpp>
 #include <posenc/rotary/config.hpp>
 
+#include "io/heap_count.hpp"
 #include "io/helpers.hpp"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define POSENC_TEST_NO_NEW_COUNT 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define POSENC_TEST_NO_NEW_COUNT 1
-#endif
-
-// Allocation counting (not under the sanitizers, which keep their own operator new).
-#ifndef POSENC_TEST_NO_NEW_COUNT
-namespace {
-std::atomic<std::size_t> g_allocations{0};
-}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"  // these delete what this new made with malloc
-#endif
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-#endif
 
 namespace {
 
@@ -135,14 +104,14 @@ TEST_CASE("safetensors at scale: 20 000 tensor entries, exactly 8 bytes per JSON
   const io_test::bytes data(4 * count, std::byte{0});
   const io_test::bytes image = io_test::safetensors_image(h, data);
 #ifndef POSENC_TEST_NO_NEW_COUNT
-  const std::size_t before = g_allocations.load();
+  const std::size_t before = io_test::heap::allocations();
 #endif
   const auto f = pio::safetensors_file::from_bytes(image);
 #ifndef POSENC_TEST_NO_NEW_COUNT
   // The tensor list keeps names and extents in blocks of at least 64 KiB (here 0.38 MB of names:
   // 6 blocks, 0.16 MB of extents: 3), not two allocations per tensor (40 000 before); with the
   // node array, the key table, the list and the data copy, a few dozen in all.
-  const std::size_t used = g_allocations.load() - before;
+  const std::size_t used = io_test::heap::allocations() - before;
   INFO("allocations to open 20 000 tensors: ", used);
   CHECK(used <= 64);
 #endif
@@ -168,9 +137,9 @@ TEST_CASE("load_config at scale: factor lists of 32768 items cost a constant num
   };
   auto allocations = [&](std::size_t m) {
     const std::string text = config(m);
-    const std::size_t before = g_allocations.load();
+    const std::size_t before = io_test::heap::allocations();
     const auto c = posenc::rotary::load_config(text);
-    const std::size_t used = g_allocations.load() - before;
+    const std::size_t used = io_test::heap::allocations() - before;
     CHECK(c.rope.short_factor.size() == m);
     CHECK(c.rope.long_factor.size() == m);
     CHECK(c.rope.short_factor[m - 1] == 1.0299999713897705);
