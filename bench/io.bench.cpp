@@ -260,7 +260,11 @@ std::string json_empty_objects(std::size_t m) {  // [{},{},...]
 }
 std::string json_numbers(std::size_t m) {  // [0.5,1.5,...]: the plain document
   std::string s = "[";
-  for (std::size_t i = 0; i < m; ++i) s += (i ? "," : "") + std::to_string(i % 1000) + ".5";
+  for (std::size_t i = 0; i < m; ++i) {
+    if (i) s += ',';
+    s += std::to_string(i % 1000);
+    s += ".5";
+  }
   return s + "]";
 }
 std::string config_short_factor(std::size_t m) {  // longrope with m short and m long factors
@@ -368,6 +372,169 @@ void BM_safetensors_lookup_all(benchmark::State& state) {
   state.counters["tensors"] = static_cast<double>(n);
 }
 
+
+// ---- readers on 16 MB crafted inputs (issue 37) ------------------------------------------------
+// Each input class of the readers' budget, built here at the size the issue names (16 MB, or the
+// count it names): bytes/s of input, input_MB, and mem_x (peak heap growth over the input size;
+// the goal is < 4, and under 0.1 s a call). A rejected input is timed to its typed error.
+
+constexpr std::size_t crafted = 16'000'000;
+
+std::string json_keys_bytes(std::size_t bytes) {  // {"k0":0,"k1":0,...} up to `bytes`
+  std::string s = "{";
+  for (std::size_t i = 0; s.size() + 24 < bytes; ++i) s += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+  return s + "}";
+}
+std::string json_deep_bytes(std::size_t bytes) {  // [[[...[0]...]], ...]: nests of depth 62 (the limit is 64)
+  const std::string nest = std::string(62, '[') + "0" + std::string(62, ']');
+  std::string s = "[";
+  while (s.size() + nest.size() + 2 < bytes) {
+    if (s.size() > 1) s += ',';
+    s += nest;
+  }
+  return s + "]";
+}
+std::string json_escaped_string_bytes(std::size_t bytes) {  // ["\n\u00e9\"ab\\/\ud83d\ude00 ..."]
+  const std::string unit = R"(\n\u00e9\"ab\\\/\ud83d\ude00 caf)" "\xC3\xA9";
+  std::string s = "[\"";
+  while (s.size() + unit.size() + 2 < bytes) s += unit;
+  return s + "\"]";
+}
+std::string json_numbers_bytes(std::size_t bytes) {  // [0.5,-1.5e-3,123456789,...]
+  std::string s = "[";
+  for (std::size_t i = 0; s.size() + 24 < bytes; ++i) {
+    if (i) s += ',';
+    s += std::to_string(i % 100000);
+    if (i % 3) s += ".5e-3";
+  }
+  return s + "]";
+}
+std::vector<std::byte> safetensors_image_of(const std::string& header, std::size_t data_bytes) {
+  std::string h = header;
+  while (h.size() % 8) h += ' ';
+  std::vector<std::byte> img(8 + h.size() + data_bytes);
+  const std::uint64_t len = h.size();
+  for (int i = 0; i < 8; ++i) img[static_cast<std::size_t>(i)] = static_cast<std::byte>((len >> (8 * i)) & 0xff);
+  std::memcpy(img.data() + 8, h.data(), h.size());
+  return img;
+}
+/// __metadata__ of m keys, each entry padded to bytes / m ("k<i>":"vvv...").
+std::vector<std::byte> safetensors_metadata_keys(std::size_t m, std::size_t bytes) {
+  std::string h = "{\"__metadata__\":{";
+  const std::size_t each = bytes / m;
+  for (std::size_t i = 0; i < m; ++i) {
+    std::string e = (i ? ",\"k" : "\"k") + std::to_string(i) + "\":\"";
+    e.append(each > e.size() + 1 ? each - e.size() - 1 : 1, 'v');
+    h += e + "\"";
+  }
+  return safetensors_image_of(h + "}}", 0);
+}
+/// n one-byte U8 tensors ("t<i>": shape [1], data_offsets [i, i+1]).
+std::vector<std::byte> safetensors_tensors(std::size_t n) {
+  std::string h = "{";
+  for (std::size_t i = 0; i < n; ++i)
+    h += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" + std::to_string(i) +
+         "," + std::to_string(i + 1) + "]}";
+  return safetensors_image_of(h + "}", n);
+}
+/// One __metadata__ value of `bytes` bytes (ASCII, or two-byte UTF-8 characters).
+std::vector<std::byte> safetensors_one_value(std::size_t bytes, bool utf8) {
+  std::string h = "{\"__metadata__\":{\"v\":\"";
+  if (utf8) {
+    while (h.size() + 8 < bytes) h += "\xC3\xA9";
+  } else {
+    h.append(bytes - h.size() - 4, 'x');
+  }
+  return safetensors_image_of(h + "\"}}", 0);
+}
+std::vector<std::byte> npy_image_of(const std::string& dict, std::size_t data_bytes) {  // format 2.0
+  std::string h = dict;
+  while ((12 + h.size() + 1) % 64) h += ' ';
+  h += '\n';
+  std::vector<std::byte> img(12 + h.size() + data_bytes);
+  const unsigned char pre[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0};
+  std::memcpy(img.data(), pre, 8);
+  const std::uint64_t len = h.size();
+  for (int i = 0; i < 4; ++i) img[8 + static_cast<std::size_t>(i)] = static_cast<std::byte>((len >> (8 * i)) & 0xff);
+  std::memcpy(img.data() + 12, h.data(), h.size());
+  return img;
+}
+/// .npy headers of 16 MB: padding (accepted), a descr string, a key, a shape extent with 16 MB of
+/// leading zeros (accepted), each the extreme of one field.
+std::vector<std::byte> npy_extreme(int which, std::size_t bytes) {
+  const std::string big(bytes, which == 3 ? '0' : 'x');
+  switch (which) {
+    case 0: return npy_image_of("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }" + std::string(bytes, ' '), 8);
+    case 1: return npy_image_of("{'descr': '<f4" + big + "', 'fortran_order': False, 'shape': (2,), }", 8);
+    case 2: return npy_image_of("{'" + big + "': '<f4', 'fortran_order': False, 'shape': (2,), }", 8);
+    default: return npy_image_of("{'descr': '<f4', 'fortran_order': False, 'shape': (" + big + "2,), }", 8);
+  }
+}
+
+void json_crafted(benchmark::State& state, const std::string& s, std::size_t max_items = static_cast<std::size_t>(-1)) {
+  reader_bench(state, s.size(), [&] {
+    try {
+      benchmark::DoNotOptimize(io::json::parse(s, throwing, max_items).nodes());
+    } catch (const posenc::io_error&) {
+      state.counters["rejected"] = 1;
+    }
+  });
+}
+void BM_json_crafted_keys(benchmark::State& state) { json_crafted(state, json_keys_bytes(crafted)); }
+void BM_json_crafted_deep(benchmark::State& state) { json_crafted(state, json_deep_bytes(crafted)); }
+void BM_json_crafted_too_deep(benchmark::State& state) { json_crafted(state, std::string(crafted, '[')); }
+void BM_json_crafted_escaped_string(benchmark::State& state) { json_crafted(state, json_escaped_string_bytes(crafted)); }
+void BM_json_crafted_numbers(benchmark::State& state) { json_crafted(state, json_numbers_bytes(crafted)); }
+
+void safetensors_crafted(benchmark::State& state, const std::vector<std::byte>& img) {
+  std::size_t n = 0;
+  reader_bench(state, img.size(), [&] {
+    try {
+      const auto f = io::safetensors_file::from_bytes(img);
+      n = f.tensors().size() + f.metadata().size();
+      benchmark::DoNotOptimize(n);
+    } catch (const posenc::io_error&) {
+      state.counters["rejected"] = 1;
+    }
+  });
+  state.counters["entries"] = static_cast<double>(n);
+}
+void BM_safetensors_crafted_metadata_keys(benchmark::State& state) {
+  safetensors_crafted(state, safetensors_metadata_keys(1'000'000, crafted));
+}
+void BM_safetensors_crafted_tensors(benchmark::State& state) { safetensors_crafted(state, safetensors_tensors(300'000)); }
+void BM_safetensors_crafted_one_value(benchmark::State& state) {
+  safetensors_crafted(state, safetensors_one_value(crafted, false));
+}
+void BM_safetensors_crafted_one_value_utf8(benchmark::State& state) {
+  safetensors_crafted(state, safetensors_one_value(crafted, true));
+}
+/// The metadata of the 10^6-key header looked up by key once each (metadata().at(k) for every k).
+void BM_safetensors_crafted_metadata_lookup_all(benchmark::State& state) {
+  const auto img = safetensors_metadata_keys(1'000'000, crafted);
+  reader_bench(state, img.size(), [&] {
+    const auto f = io::safetensors_file::from_bytes(img);
+    std::size_t sum = 0;
+    for (const auto& [k, v] : f.metadata()) sum += f.metadata().at(k).size();
+    benchmark::DoNotOptimize(sum);
+  });
+}
+
+void npy_crafted(benchmark::State& state, int which) {
+  const auto img = npy_extreme(which, crafted);
+  reader_bench(state, img.size(), [&] {
+    try {
+      benchmark::DoNotOptimize(io::read_npy<float>(std::span<const std::byte>(img)).data.size());
+    } catch (const posenc::io_error&) {
+      state.counters["rejected"] = 1;
+    }
+  });
+}
+void BM_npy_crafted_padding(benchmark::State& state) { npy_crafted(state, 0); }
+void BM_npy_crafted_descr(benchmark::State& state) { npy_crafted(state, 1); }
+void BM_npy_crafted_key(benchmark::State& state) { npy_crafted(state, 2); }
+void BM_npy_crafted_shape_digits(benchmark::State& state) { npy_crafted(state, 3); }
+
 }  // namespace
 
 BENCHMARK(BM_fread_reference)->Arg(n_file)->Unit(benchmark::kMillisecond);
@@ -393,3 +560,17 @@ BENCHMARK(BM_config_short_factor_rejected)->Arg(1'000'000)->Unit(benchmark::kMil
 BENCHMARK(BM_safetensors_header_json)->Arg(16'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_safetensors_header)->Arg(16'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_safetensors_lookup_all)->Arg(1'600'000)->Arg(16'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_json_crafted_keys)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_json_crafted_deep)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_json_crafted_too_deep)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_json_crafted_escaped_string)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_json_crafted_numbers)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_safetensors_crafted_metadata_keys)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_safetensors_crafted_metadata_lookup_all)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_safetensors_crafted_tensors)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_safetensors_crafted_one_value)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_safetensors_crafted_one_value_utf8)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_npy_crafted_padding)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_npy_crafted_descr)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_npy_crafted_key)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_npy_crafted_shape_digits)->Unit(benchmark::kMillisecond);
