@@ -21,7 +21,7 @@ execute_process(
   RESULT_VARIABLE rc
   OUTPUT_VARIABLE out
   ERROR_VARIABLE err)
-string(REGEX MATCHALL "stat::[a-z_]+: *[0-9]+" stats "${err}")
+string(REGEX MATCHALL "stat::[a-z_]+: *[0-9]+|Dictionary: [0-9]+ entries" stats "${err}")
 string(REPLACE ";" "\n  " stats "${stats}")
 message(STATUS "${HARNESS}:\n  ${stats}")
 if(NOT rc EQUAL 0)
