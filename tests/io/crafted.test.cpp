@@ -92,6 +92,15 @@ TEST_CASE("crafted safetensors: 10^6 __metadata__ keys in 16 MB, within 4x, allo
   CHECK(f->metadata().index_probes() <= 3'000'000);
   // The parser's duplicate-key check: O(m) probes too.
   CHECK(f->parse_cost().key_comparisons <= 3'000'000);
+
+  // From a file, open() reads the header into a buffer of its own (one more copy): still within 4x.
+  const io_test::scratch_dir dir("crafted");
+  io_test::write_bytes(dir / "metadata.safetensors", img);
+  std::size_t entries = 0;
+  const std::size_t file_peak = heap::peak_growth(
+      [&] { entries = pio::safetensors_file::open(dir / "metadata.safetensors").metadata().size(); });
+  CHECK(entries == 1'000'000);
+  check_peak(file_peak, img.size(), 4.0);
 }
 
 TEST_CASE("crafted safetensors: 300 000 tensors, one 16 MB metadata value: within 4x") {
