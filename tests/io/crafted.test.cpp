@@ -172,6 +172,20 @@ TEST_CASE("crafted JSON: 16 MB of keys, deep nesting, escapes and numbers within
       CHECK(peak <= 4096);  // the first pass stops where the nesting passes the limit (it reserved 64 MB)
     }
   }
+  SUBCASE("16 MB of values without separators: refused at the second, having reserved for 1 node") {
+    for (const char* unit : {"0 ", "\"a\"", "null "}) {
+      CAPTURE(unit);
+      std::string s;
+      while (s.size() < crafted) s += unit;
+      const std::size_t peak = heap::peak_growth([&] {
+        CHECK_THROWS_WITH_AS((void)parse(s), doctest::Contains("unexpected characters after the JSON value"), posenc::io_error);
+      });
+      if (heap::counting()) {
+        INFO("peak ", peak, " bytes");
+        CHECK(peak <= 4096);  // the values were counted alone: 8 bytes for each of 8 million (4x)
+      }
+    }
+  }
   SUBCASE("one 16 MB string of escapes: the decoded text reserved once") {
     const std::string unit = R"(\n\u00e9\"ab\\\/\ud83d\ude00 caf)" "\xC3\xA9";
     std::string s = "[\"";

@@ -17,7 +17,9 @@
 // node (and the decoded text, which is never longer than its escaped input: the same first pass
 // sums the strings with escapes, so that buffer is reserved once too). The first pass stops where
 // containers nest deeper than max_depth, where the parser fails: a text of 16 MB of '[' reserves
-// 65 nodes, not 8 million. Duplicate keys are found in
+// 65 nodes, not 8 million; and the count is bounded by the separators that introduce nodes
+// ('{', '[', ',', ':'), so values with none between them (refused at the second) reserve one.
+// Duplicate keys are found in
 // O(m) expected time per object of m members with a hash table of the keys (4 m to 8 m bytes,
 // freed when the object is done; m <= 16: pairwise, nothing allocated);
 // if hostile keys make the table probe more than 8 m times, the object's keys are sorted instead
@@ -294,11 +296,16 @@ class parser {
   /// nothing else outside a string starts with; and the bytes of the strings with escapes, which
   /// bound the decoded text. The pass stops where containers nest deeper than max_depth: the
   /// parser fails there, so nothing past that point is reserved (16 MB of '[' reserved 64 MB).
-  /// (On malformed text the count may be off; the parser then fails, and the node array merely
-  /// grows past its reservation.)
+  /// The count is also bounded by the separators (below). (On malformed text the count may be
+  /// off; the parser then fails, and the node array merely grows past its reservation.)
   static first_pass count_nodes(std::string_view s) noexcept {
     first_pass out;
-    std::size_t& count = out.nodes;
+    std::size_t count = 0;
+    // Every node but the root follows a '{', '[', ',' or ':' of its own (a container's first
+    // item or key, a later one, a member's value), so links bounds the nodes of a well-formed
+    // text: 16 MB of "0 0 0 ..." (no separators) is refused at its second value, and reserves
+    // for 1 node instead of 8 million.
+    std::size_t links = 1;
     std::size_t i = 0, depth = 0;
     const std::size_t n = s.size();
     while (i < n) {
@@ -318,9 +325,12 @@ class parser {
         ++i;
       } else if (c == '{' || c == '[') {
         ++count;
+        ++links;
         if (++depth > static_cast<std::size_t>(max_depth)) break;
       } else if (c == '}' || c == ']') {
         depth -= depth > 0 ? 1 : 0;
+      } else if (c == ',' || c == ':') {
+        ++links;
       } else if (c == '-' || (c >= '0' && c <= '9')) {
         ++count;
         while (i < n && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '+' ||
@@ -331,6 +341,7 @@ class parser {
         while (i < n && s[i] >= 'a' && s[i] <= 'z') ++i;
       }
     }
+    out.nodes = std::min(count, links);
     return out;
   }
 
