@@ -9,9 +9,11 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <random>
+#include <ranges>
 #include <string>
 #include <vector>
 
@@ -264,6 +266,9 @@ TEST_CASE("safetensors metadata: file order, lookups small and hashed, an unknow
     CHECK_THROWS_AS((void)md.at(std::string(100, 'k')), posenc::invalid_argument);
     CHECK(md == expect);
     CHECK(md.to_map() == expect);
+    static_assert(std::forward_iterator<pio::safetensors_metadata_table::iterator>);
+    static_assert(std::ranges::forward_range<const pio::safetensors_metadata_table>);
+    CHECK(static_cast<std::size_t>(std::ranges::distance(md)) == m);
     // the implicit conversion writes it again; the copy compares equal whatever its order
     const auto back = open_mem(pio::safetensors_bytes({}, md));
     CHECK(back.metadata() == md);

@@ -228,10 +228,12 @@ class safetensors_metadata_table {
  public:
   using value_type = std::pair<std::string_view, std::string_view>;
 
-  /// A read-only iterator over the entries, in file order.
+  /// A read-only iterator over the entries, in file order. It yields (key, value) pairs by value,
+  /// so it is a C++20 forward iterator and, to the older traits, an input iterator.
   class iterator {
    public:
-    using iterator_category = std::forward_iterator_tag;
+    using iterator_concept = std::forward_iterator_tag;
+    using iterator_category = std::input_iterator_tag;
     using value_type = safetensors_metadata_table::value_type;
     using difference_type = std::ptrdiff_t;
     using pointer = void;
