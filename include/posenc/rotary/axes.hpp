@@ -24,13 +24,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
+#include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/frequencies.hpp>
+#include <posenc/rotary/table.hpp>
 
 namespace posenc::rotary {
 
@@ -76,6 +81,97 @@ inline axis_frequencies single_axis(frequencies f) {
   a.freqs = std::move(f);
   a.axes = 1;
   return a;
+}
+
+namespace detail {
+
+/// The largest |position| a multi-axis rotation takes: positions p with |p| < 2^53 (exact in double).
+inline constexpr std::int64_t max_axis_position = std::int64_t{1} << 53;
+
+/// Check multi-axis positions against the frequencies: pos.axes == f.axes, pos.ids.size() one of
+/// A * n for n in `counts` (the accepted per-axis lengths, described by `shape`), every position
+/// |p| < 2^53 and |p| < max_positions when max_positions > 0. Returns n.
+inline std::size_t check_axis_positions(const axis_positions& pos, const axis_frequencies& f,
+                                        std::span<const std::size_t> counts, std::string_view shape,
+                                        std::uint64_t max_positions, std::string_view where) {
+  posenc::detail::require(pos.axes == f.axes, where, "positions.axes: expected freqs.axes = ", f.axes, ", got ",
+                          pos.axes);
+  std::size_t n = 0;
+  bool found = false;
+  for (const std::size_t c : counts)
+    if (!found && c <= std::numeric_limits<std::size_t>::max() / f.axes && pos.ids.size() == f.axes * c) {
+      n = c;
+      found = true;
+    }
+  if (!found) {
+    std::string expected;
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      expected += (i ? " or " : "") + std::to_string(f.axes) + " * " + std::to_string(counts[i]);
+    posenc::detail::fail<shape_error>(where, "positions: expected ", shape, " = ", expected, " values, got ",
+                                      pos.ids.size());
+  }
+  const std::int64_t bound =
+      max_positions > 0 && max_positions < static_cast<std::uint64_t>(max_axis_position)
+          ? static_cast<std::int64_t>(max_positions)
+          : max_axis_position;
+  for (std::size_t i = 0; i < pos.ids.size(); ++i) {
+    const std::int64_t p = pos.ids[i];
+    posenc::detail::require(p > -bound && p < bound, where, "positions[", i / (n == 0 ? 1 : n), ", ",
+                            i % (n == 0 ? 1 : n), "]: expected |position| < ",
+                            bound == max_axis_position ? std::string("2^53") : std::to_string(bound) + " (max_positions)",
+                            ", got ", p);
+  }
+  return n;
+}
+
+}  // namespace detail
+
+/// The cos/sin tables of multi-axis positions ([axes, n] row-major, n = pos.ids.size() / axes):
+/// row i, column k (pairs) or k and k + m (duplicated, m pairs) holds attention_factor times
+/// cos/sin of pos[axis[k]][i] * omega_k. Every entry is evaluated directly, with the 1-D tables'
+/// precision for an explicit position (rotary/table.hpp): double within 0.5 ulp + 2^-9 ulp of the
+/// exact phase's value (numeric::sincos_phase, the rule's exact frequency), float the rounding of
+/// the double value of the long double phase (<= 0.5 ulp + 2^-28 ulp), the half types that float
+/// rounded once more, long double ~1e-17 absolute. Throws invalid_argument naming the argument for
+/// bad frequencies or positions (|p| < 2^53).
+template <class T>
+  requires detail::table_type_v<T>
+cos_sin_table<T> table(const axis_frequencies& f, axis_positions pos, table_layout lay = table_layout::pairs) {
+  constexpr std::string_view where = "rotary::table";
+  const std::size_t m = rotary::validate(f, where, "frequencies");
+  posenc::detail::require(lay == table_layout::pairs || lay == table_layout::duplicated, where,
+                          "layout: expected table_layout::pairs or table_layout::duplicated");
+  posenc::detail::require(pos.axes == f.axes && pos.ids.size() % f.axes == 0, where, "positions: expected [",
+                          f.axes, ", n] values (frequencies.axes = ", f.axes, "), got ", pos.ids.size(),
+                          " values for ", pos.axes, " axes");
+  const std::size_t n = pos.ids.size() / f.axes;
+  const std::size_t counts[1] = {n};
+  (void)detail::check_axis_positions(pos, f, counts, "[axes, n]", 0, where);
+  detail::check_factor_fits<T>(f.freqs, where);
+  const std::size_t w = table_width(f.freqs, lay);
+  cos_sin_table<T> t{posenc::detail::allocate_table<T>(n, w, where, "positions", "table width"),
+                     posenc::detail::allocate_table<T>(n, w, where, "positions", "table width")};
+  std::vector<numeric::frequency3> w3;
+  if constexpr (std::is_same_v<T, double>) {
+    w3.resize(m);
+    for (std::size_t k = 0; k < m; ++k) w3[k] = frequency3_of(f.freqs, k);
+  }
+  const long double af = f.freqs.attention_factor;
+  for (std::size_t i = 0; i < n; ++i) {
+    T* cr = t.cos.data() + i * w;
+    T* sr = t.sin.data() + i * w;
+    for (std::size_t k = 0; k < m; ++k) {
+      const std::int64_t p = pos.ids[f.axis[k] * n + i];
+      if constexpr (std::is_same_v<T, double>) {
+        numeric::sincos_phase(static_cast<double>(p), 0.0, w3[k], f.freqs.attention_factor, sr[k], cr[k]);
+      } else {
+        detail::direct_entry(static_cast<numeric::wide>(p) * f.freqs.inv_freq[k], af, sr[k], cr[k]);
+      }
+    }
+    detail::duplicate_row(cr, m, lay);
+    detail::duplicate_row(sr, m, lay);
+  }
+  return t;
 }
 
 }  // namespace posenc::rotary
