@@ -14,3 +14,4 @@
 #include <posenc/rotary/axes.hpp>     // IWYU pragma: export
 #include <posenc/rotary/axes_apply.hpp>  // IWYU pragma: export
 #include <posenc/rotary/mrope.hpp>    // IWYU pragma: export
+#include <posenc/rotary/mrope_config.hpp>  // IWYU pragma: export

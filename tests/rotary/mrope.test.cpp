@@ -501,3 +501,54 @@ TEST_CASE("mrope: invalid input throws typed errors naming the argument") {
   const std::vector<std::int64_t> none(4, 0);
   CHECK(msg([&] { (void)pr::get_rope_index(types, 1, 4, img, {}, none); }).find("attention_mask") != std::string::npos);
 }
+
+TEST_CASE("mrope: load_mrope_config reads transformers' serialized configs to the reference layouts") {
+  for (const auto& name : models()) {
+    const reference r = load(name);
+    INFO("model ", name);
+    const pr::mrope_model m = pr::load_mrope_config(slurp(fs::path(POSENC_MROPE_REFERENCE_DIR) / name / "config.json"));
+    const pr::axis_frequencies want = freqs_of(r);
+    CHECK(m.model_type == name);
+    CHECK(m.head_dim == r.head_dim);
+    CHECK(m.freqs.axes == 3);
+    CHECK(m.freqs.axis == want.axis);
+    CHECK(m.freqs.freqs.inv_freq == want.freqs.inv_freq);
+    CHECK(m.freqs.freqs.inv_freq_lo == want.freqs.inv_freq_lo);
+    CHECK(m.layout == (r.layout == "half" ? pr::layout::half : pr::layout::interleaved));
+    CHECK(m.section == r.section);
+    CHECK(m.index.spatial_merge_size == r.index_opt.spatial_merge_size);
+    CHECK(m.index.temporal_merge_size == r.index_opt.temporal_merge_size);
+    CHECK(m.index.tokens_per_second == r.index_opt.tokens_per_second);
+    CHECK(m.index.split_video_frames == r.index_opt.split_video_frames);
+  }
+}
+
+TEST_CASE("mrope: load_mrope_config refuses what it cannot read exactly, naming the key") {
+  auto msg = [](const std::string& text) -> std::string {
+    try {
+      (void)pr::load_mrope_config(text);
+    } catch (const pr::config_error& e) {
+      return e.what();
+    }
+    return "no config_error";
+  };
+  const std::string tail = R"(,"text_config":{"head_dim":128,"rope_parameters":{"rope_type":"default","rope_theta":1e6,"mrope_section":[16,24,24]}}})";
+  CHECK(msg(R"({"model_type":"qwen2_vl")" + tail) == "no config_error");
+  CHECK(msg(R"({"model_type":"hunyuan_vl")" + tail).find("xdrope") != std::string::npos);
+  CHECK(msg(R"({"model_type":"llava")" + tail).find("model_type") != std::string::npos);
+  CHECK(msg(R"({"model_type":"qwen2_vl","text_config":{"head_dim":128,"rope_parameters":{"rope_type":"yarn","rope_theta":1e6}}})")
+            .find("text_config.rope_parameters.rope_type") != std::string::npos);
+  CHECK(msg(R"({"model_type":"qwen2_vl","text_config":{"head_dim":128,"rope_parameters":{"rope_theta":1e6,"mrope_section":[16,24,20]}}})")
+            .find("mrope_section") != std::string::npos);
+  CHECK(msg(R"({"model_type":"qwen2_vl","text_config":{"head_dim":128,"rope_parameters":{"rope_theta":1e6,"mrope_interleaved":true}}})")
+            .find("mrope_interleaved") != std::string::npos);
+  CHECK(msg(R"({"model_type":"qwen2_vl","text_config":{"head_dim":128,"rope_parameters":{"rope_type":"default"}}})")
+            .find("rope_theta") != std::string::npos);
+  CHECK(msg(R"({"model_type":"qwen2_vl","text_config":{"head_dim":128,"rope_parameters":{"rope_theta":1e6,"factor":2}}})")
+            .find("rope_parameters.factor") != std::string::npos);
+  // the legacy form: rope_scaling {"type": "mrope"} and a top-level rope_theta; default section
+  const pr::mrope_model legacy = pr::load_mrope_config(
+      R"({"model_type":"qwen2_vl","hidden_size":3584,"num_attention_heads":28,"rope_theta":1000000.0,"rope_scaling":{"type":"mrope","mrope_section":[16,24,24]}})");
+  CHECK(legacy.head_dim == 128);
+  CHECK(legacy.freqs.axis == pr::mrope(128, 1e6, std::vector<std::size_t>{16, 24, 24}).axis);
+}
