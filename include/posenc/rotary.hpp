@@ -11,3 +11,7 @@
 #include <posenc/rotary/scaling.hpp>  // IWYU pragma: export
 #include <posenc/rotary/table.hpp>    // IWYU pragma: export
 #include <posenc/rotary/config.hpp>   // IWYU pragma: export
+#include <posenc/rotary/axes.hpp>     // IWYU pragma: export
+#include <posenc/rotary/axes_apply.hpp>  // IWYU pragma: export
+#include <posenc/rotary/mrope.hpp>    // IWYU pragma: export
+#include <posenc/rotary/mrope_config.hpp>  // IWYU pragma: export

@@ -180,6 +180,79 @@ inline void add_blocks(std::vector<row_block>& blocks, std::size_t first, std::s
     blocks.push_back({first + r0, std::min<std::size_t>(64, rows - r0), pos0 + static_cast<std::int64_t>(r0), consecutive});
 }
 
+/// Which coefficients a dense pass's worker holds: those of (chunk, key), none yet at -1.
+struct chunk_cache {
+  std::int64_t chunk = -1, key = -1;
+};
+
+/// Positions a dense pass forms coefficients for at a time (dense_pass).
+inline constexpr std::size_t dense_chunk = 256;
+
+/// The dense pass over q and k ([batch, heads, seq, head_dim]): items (chunk of dense_chunk
+/// positions, sequence) split into one contiguous range per worker, worker `part` with its own
+/// coefficients coeffs[part] (of dense_chunk rows or seq, whichever is fewer), which
+/// prepare(co, cache, b, c, s0, n) fills for rows s0 .. s0 + n - 1 of sequence b (chunk c) unless
+/// the cache says they are there. Co: q(r), k(r) the row's coefficients as rotate_heads takes them.
+/// Returns true if a rotated value is NaN or Inf.
+///
+/// Chunks of 256 positions: their coefficients (256 KiB for head_dim 128 in double) are formed
+/// once per chunk (shared by consecutive sequences at the same offset) and stay in L2. Within a
+/// chunk, groups of `group` heads go through the chunk's rows together: a row's coefficients are
+/// read once per group, not once per head (they outweigh the row itself: a double per float
+/// entry), while each head of the group streams its rows (contiguous along seq in the usual
+/// [batch, heads, seq, head_dim] layout). The heads are a sequence length apart, so the
+/// hardware prefetchers do not keep up with these short streams: the rows `ahead` rows on are
+/// prefetched explicitly (bench/rotary_apply.bench.cpp: about 1.9x faster in the half layout).
+/// Only the order of the rows changes, not the arithmetic of an entry.
+/// Threads: an item is rotated exactly as on one thread, so the result does not depend on the
+/// number of workers.
+template <class T, class W, class Co, class Prepare>
+bool dense_pass(const dense_view<T>& q, const dense_view<T>& k, bool has_k, const apply_plan& p, std::vector<Co>& coeffs,
+                Prepare prepare) {
+  constexpr std::size_t chunk = dense_chunk, group = 4, ahead = 8;
+  const std::size_t B = q.sizes[0], S = q.sizes[2];
+  const std::size_t chunks = (S + chunk - 1) / chunk;
+  const std::size_t items = chunks * B;  // <= S * B, a product already bounded by q's element count
+  const std::size_t parts = coeffs.size();
+  std::vector<char> bad(parts, 0);
+  const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
+  const std::size_t row_bytes = p.head_dim * sizeof(T);
+  auto run_part = [&](std::size_t part) {
+    Co& co = coeffs[part];
+    const auto [i0, i1] = posenc::split_range(static_cast<std::ptrdiff_t>(items), part, parts, 1);
+    // heads [h0, h0 + g) of the chunk's n rows, base at the chunk's first row of head h0 of q or k
+    auto rotate_group = [&](T* base, std::ptrdiff_t s_stride, std::ptrdiff_t h_stride, std::size_t g, std::size_t n,
+                            bool use_k) {
+      for (std::size_t r = 0; r < n; ++r) {
+        if (r + ahead < n)
+          for (std::size_t h = 0; h < g; ++h)
+            prefetch_for_write(base + static_cast<std::ptrdiff_t>(r + ahead) * s_stride + static_cast<std::ptrdiff_t>(h) * h_stride,
+                               row_bytes);
+        bad[part] |= static_cast<char>(rotate_heads<T, W>(base + static_cast<std::ptrdiff_t>(r) * s_stride, h_stride, g,
+                                                          use_k ? co.k(r) : co.q(r), p.half, p.interleaved,
+                                                          p.check_finite));
+      }
+    };
+    chunk_cache cache;
+    for (auto i = static_cast<std::size_t>(i0); i < static_cast<std::size_t>(i1); ++i) {
+      const std::size_t c = i / B, b = i % B, s0 = c * chunk;
+      const std::size_t n = std::min(chunk, S - s0);
+      prepare(co, cache, b, c, s0, n);
+      const auto sb = static_cast<std::ptrdiff_t>(b), ss = static_cast<std::ptrdiff_t>(s0);
+      for (std::size_t h = 0; h < qh; h += group)
+        rotate_group(q.data + sb * q.strides[0] + static_cast<std::ptrdiff_t>(h) * q.strides[1] + ss * q.strides[2],
+                     q.strides[2], q.strides[1], std::min(group, qh - h), n, false);
+      for (std::size_t h = 0; h < kh; h += group)
+        rotate_group(k.data + sb * k.strides[0] + static_cast<std::ptrdiff_t>(h) * k.strides[1] + ss * k.strides[2],
+                     k.strides[2], k.strides[1], std::min(group, kh - h), n, true);
+    }
+  };
+  posenc::parallel_chunks(parts, parts, [&](std::size_t p0, std::size_t p1) {
+    for (std::size_t part = p0; part < p1; ++part) run_part(part);
+  });
+  return std::find(bad.begin(), bad.end(), char{1}) != bad.end();
+}
+
 /// The dense application with positions offsets[b] + s (offsets as int64).
 template <class T>
 void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::span<const std::int64_t> offsets,
@@ -198,86 +271,41 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   const std::size_t B = q.sizes[0], S = q.sizes[2];
   if (B == 0 || S == 0 || q.sizes[3] == 0) return;
   using W = numeric::rotation_work_t<T>;
-  // Chunks of 256 positions: their coefficients (256 KiB for head_dim 128 in double) are formed
-  // once per chunk (shared by consecutive sequences at the same offset) and stay in L2. Within a
-  // chunk, groups of `group` heads go through the chunk's rows together: a row's coefficients are
-  // read once per group, not once per head (they outweigh the row itself: a double per float
-  // entry), while each head of the group streams its rows (contiguous along seq in the usual
-  // [batch, heads, seq, head_dim] layout). The heads are a sequence length apart, so the
-  // hardware prefetchers do not keep up with these short streams: the rows `ahead` rows on are
-  // prefetched explicitly (bench/rotary_apply.bench.cpp: about 1.9x faster in the half layout).
-  // Only the order of the rows changes, not the arithmetic of an entry.
-  // Threads (opt.threads): the (chunk, sequence) items are split into one contiguous range per
-  // thread, each with its own coefficients (copied before any thread starts); an item is rotated
-  // exactly as on one thread, so the result does not depend on the thread count.
-  constexpr std::size_t chunk = 256, group = 4, ahead = 8;
-  const std::size_t chunks = (S + chunk - 1) / chunk;
-  const std::size_t items = chunks * B;  // <= S * B, a product already bounded by q's element count
+  // Threads (opt.threads): one worker per contiguous range of (chunk, sequence) items, each with
+  // its own coefficients (copied before any thread starts).
+  constexpr std::size_t chunk = dense_chunk;
+  const std::size_t items = (S + chunk - 1) / chunk * B;
   const std::size_t parts = std::min(posenc::resolve_threads(opt.threads, where), items);
   std::vector<coefficients<W>> coeffs;  // one per thread
   coeffs.reserve(parts);
   coeffs.emplace_back(f, opt, std::min(S, chunk), std::is_same_v<T, double>, std::is_same_v<T, double>);
   for (std::size_t t = 1; t < parts; ++t) coeffs.push_back(coeffs.front());
-  std::vector<char> bad(parts, 0);
-  const std::size_t qh = q.sizes[1], kh = has_k ? k.sizes[1] : 0;
-  const std::size_t row_bytes = p.head_dim * sizeof(T);
   const bool shared_ids = !ids.empty() && ids.size() == S;
-  auto run_part = [&](std::size_t part) {
-    coefficients<W>& co = coeffs[part];
-    const auto [i0, i1] = posenc::split_range(static_cast<std::ptrdiff_t>(items), part, parts, 1);
-    // heads [h0, h0 + g) of the chunk's n rows, base at the chunk's first row of head h0 of q or k
-    auto rotate_group = [&](T* base, std::ptrdiff_t s_stride, std::ptrdiff_t h_stride, std::size_t g, std::size_t n,
-                            bool use_k) {
-      for (std::size_t r = 0; r < n; ++r) {
-        if (r + ahead < n)
-          for (std::size_t h = 0; h < g; ++h)
-            prefetch_for_write(base + static_cast<std::ptrdiff_t>(r + ahead) * s_stride + static_cast<std::ptrdiff_t>(h) * h_stride,
-                               row_bytes);
-        bad[part] |= static_cast<char>(rotate_heads<T, W>(base + static_cast<std::ptrdiff_t>(r) * s_stride, h_stride, g,
-                                                          use_k ? co.k(r) : co.q(r), p.half, p.interleaved,
-                                                          p.check_finite));
+  // the coefficients in co: (chunk, offset) for the offsets path, (chunk, sequence or -1 when
+  // shared) for explicit positions
+  auto prepare = [&](coefficients<W>& co, chunk_cache& have, std::size_t b, std::size_t c, std::size_t s0,
+                     std::size_t n) {
+    const auto ci = static_cast<std::int64_t>(c);
+    if (!ids.empty()) {
+      // explicit positions: [seq] (shared, formed once per chunk) or [batch, seq]; a consecutive
+      // chunk as the offsets path forms it, any other position by position
+      const std::int64_t key = shared_ids ? -1 : static_cast<std::int64_t>(b);
+      if (ci != have.chunk || key != have.key) {
+        const std::int64_t* x = ids.data() + (shared_ids ? 0 : b * S) + s0;
+        bool run = true;
+        for (std::size_t r = 1; r < n && run; ++r) run = x[r] == x[0] + static_cast<std::int64_t>(r);
+        if (run)
+          co.set_run(n, static_cast<wide>(x[0]));
+        else
+          for (std::size_t r = 0; r < n; ++r) co.set(r, static_cast<wide>(x[r]));
+        have = {ci, key};
       }
-    };
-    // the coefficients now in co: (chunk, offset) for the offsets path, (chunk, sequence or -1
-    // when shared) for explicit positions; none yet
-    std::int64_t have_chunk = -1, have = -1;
-    for (auto i = static_cast<std::size_t>(i0); i < static_cast<std::size_t>(i1); ++i) {
-      const std::size_t c = i / B, b = i % B, s0 = c * chunk;
-      const std::size_t n = std::min(chunk, S - s0);
-      const auto ci = static_cast<std::int64_t>(c);
-      if (!ids.empty()) {
-        // explicit positions: [seq] (shared, formed once per chunk) or [batch, seq]; a consecutive
-        // chunk as the offsets path forms it, any other position by position
-        const std::int64_t key = shared_ids ? -1 : static_cast<std::int64_t>(b);
-        if (ci != have_chunk || key != have) {
-          const std::int64_t* x = ids.data() + (shared_ids ? 0 : b * S) + s0;
-          bool run = true;
-          for (std::size_t r = 1; r < n && run; ++r) run = x[r] == x[0] + static_cast<std::int64_t>(r);
-          if (run)
-            co.set_run(n, static_cast<wide>(x[0]));
-          else
-            for (std::size_t r = 0; r < n; ++r) co.set(r, static_cast<wide>(x[r]));
-          have_chunk = ci;
-          have = key;
-        }
-      } else if (const std::int64_t o = offsets.empty() ? 0 : offsets[b]; ci != have_chunk || o != have) {
-        co.set_run(n, static_cast<wide>(o + static_cast<std::int64_t>(s0)));
-        have_chunk = ci;
-        have = o;
-      }
-      const auto sb = static_cast<std::ptrdiff_t>(b), ss = static_cast<std::ptrdiff_t>(s0);
-      for (std::size_t h = 0; h < qh; h += group)
-        rotate_group(q.data + sb * q.strides[0] + static_cast<std::ptrdiff_t>(h) * q.strides[1] + ss * q.strides[2],
-                     q.strides[2], q.strides[1], std::min(group, qh - h), n, false);
-      for (std::size_t h = 0; h < kh; h += group)
-        rotate_group(k.data + sb * k.strides[0] + static_cast<std::ptrdiff_t>(h) * k.strides[1] + ss * k.strides[2],
-                     k.strides[2], k.strides[1], std::min(group, kh - h), n, true);
+    } else if (const std::int64_t o = offsets.empty() ? 0 : offsets[b]; ci != have.chunk || o != have.key) {
+      co.set_run(n, static_cast<wide>(o + static_cast<std::int64_t>(s0)));
+      have = {ci, o};
     }
   };
-  posenc::parallel_chunks(parts, parts, [&](std::size_t p0, std::size_t p1) {
-    for (std::size_t part = p0; part < p1; ++part) run_part(part);
-  });
-  if (std::find(bad.begin(), bad.end(), char{1}) != bad.end()) fail_non_finite(q, k, where);
+  if (dense_pass<T, W>(q, k, has_k, p, coeffs, prepare)) fail_non_finite(q, k, where);
 }
 
 template <class T, class I>

@@ -89,15 +89,15 @@ class coefficients {
       }
     }
   }
-  /// Fill rows 0..n-1 for the positions x0, x0 + 1, ..., x0 + n - 1 (n <= rows).
-  void set_run(std::size_t n, wide x0) {
+  /// Fill rows r0 .. r0 + n - 1 for the positions x0, x0 + 1, ..., x0 + n - 1 (r0 + n <= rows).
+  void set_run(std::size_t n, wide x0, std::size_t r0 = 0) {
     if (m_exact) {
-      for (std::size_t r = 0; r < n; ++r) set(r, x0 + static_cast<wide>(r));
+      for (std::size_t r = 0; r < n; ++r) set(r0 + r, x0 + static_cast<wide>(r));
       return;
     }
     numeric::detail::phase_row(x0, m_w, m_as.data(), m_ac.data());
     for (std::size_t r = 0; r < n; ++r) {
-      W* cq = row(r);
+      W* cq = row(r0 + r);
       W* sq = cq + m_half;
       const double* os = m_offset.sin_row(r);
       const double* oc = m_offset.cos_row(r);
