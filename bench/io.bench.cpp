@@ -324,7 +324,7 @@ void BM_json_empty_objects(benchmark::State& state) {
 }
 void BM_config_short_factor(benchmark::State& state) {
   const std::string s = config_short_factor(static_cast<std::size_t>(state.range(0)));
-  reader_bench(state, s.size(), [&] { benchmark::DoNotOptimize(posenc::rotary::load_config(s).rope.short_factor.size()); });
+  reader_bench(state, s.size(), [&] { benchmark::DoNotOptimize(posenc::rotary::load_config(s).main_plan().rotary_dim()); });
 }
 /// The crafted input of issue 26: a longrope config with 10^6 short and 10^6 long factors (8 MB).
 /// A config may give at most rotary::max_config_head_dim / 2 pairs, so load_config parses the
@@ -333,7 +333,7 @@ void BM_config_short_factor_rejected(benchmark::State& state) {
   const std::string s = config_short_factor(static_cast<std::size_t>(state.range(0)));
   reader_bench(state, s.size(), [&] {
     try {
-      benchmark::DoNotOptimize(posenc::rotary::load_config(s).rope.short_factor.size());
+      benchmark::DoNotOptimize(posenc::rotary::load_config(s).main_plan().rotary_dim());
       state.SkipWithError("load_config accepted a head width above rotary::max_config_head_dim");
     } catch (const posenc::rotary::config_error&) {
     }

@@ -23,10 +23,13 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -44,6 +47,16 @@ namespace posenc::rotary {
 /// (rotary::plan computes them when the config loads). rotary::plan built in code has no such bound.
 inline constexpr std::size_t max_config_head_dim = std::size_t{1} << 16;
 
+/// The most layers a config.json may give (num_hidden_layers, the length of layer_types): 65536,
+/// over 500 times the deepest published model. A larger count is a config_error naming its key.
+inline constexpr std::size_t max_config_layers = std::size_t{1} << 16;
+
+/// The most frequencies (rotary pairs) the distinct plans of one config may hold together: 65536,
+/// two plans of the widest head (max_config_head_dim). Layer types with equal rules share one plan,
+/// so this bounds the loader's work and memory whatever the number of layer types; a config whose
+/// distinct rules need more is a config_error naming the layer type that crosses the bound.
+inline constexpr std::size_t max_config_frequencies = std::size_t{1} << 16;
+
 /// How to read a config.json.
 struct load_options {
   rotary::semantics semantics = semantics::transformers_5;
@@ -51,10 +64,11 @@ struct load_options {
   longrope_rule longrope = longrope_rule::init_function;
 };
 
-/// One attention layer type's RoPE ("default" when the config is not per layer type).
+/// One attention layer type's RoPE ("default" when the config is not per layer type). Layer types
+/// whose rule and model fields are equal share one plan object.
 struct layer_plan {
   std::string layer_type;
-  rotary::plan plan;
+  std::shared_ptr<const rotary::plan> plan;
 };
 
 /// What a config.json says about positions.
@@ -62,18 +76,16 @@ struct model_config {
   std::string model_type;                 ///< "" if absent
   std::vector<layer_plan> layers;         ///< one per layer type, in file order ("default" when flat)
   std::vector<std::string> layer_types;   ///< the config's per-layer `layer_types` (empty if absent)
+  std::size_t num_hidden_layers = 0;      ///< 0 if absent
   std::optional<bool> rope_interleave{};  ///< DeepSeek's rope_interleave (true: interleaved pairs)
   std::size_t num_attention_heads = 0;    ///< 0 if absent
   std::size_t num_key_value_heads = 0;    ///< 0 if absent (then equal to num_attention_heads in HF)
   bool alibi = false;                     ///< "alibi": true (BLOOM-style) or attn_config.alibi (MPT)
-  /// The legacy description of the default (or full_attention) layer's rule, for the rules a
-  /// rope_config can hold (the proportional rule leaves it at type default_rope); prefer layers.
-  rope_config rope;
 
   /// The plan of a layer type; throws invalid_argument naming the known layer types if none.
   [[nodiscard]] const rotary::plan& plan_for(std::string_view layer_type) const {
     for (const auto& l : layers)
-      if (l.layer_type == layer_type) return l.plan;
+      if (l.layer_type == layer_type) return *l.plan;
     std::string known;
     for (const auto& l : layers) known += (known.empty() ? "" : ", ") + l.layer_type;
     posenc::detail::fail("rotary::model_config::plan_for", "layer_type: expected one of ", known, ", got \"",
@@ -81,7 +93,7 @@ struct model_config {
   }
   /// The single plan of a config that is not per layer type, else the full_attention layers' plan.
   [[nodiscard]] const rotary::plan& main_plan() const {
-    if (layers.size() == 1) return layers.front().plan;
+    if (layers.size() == 1) return *layers.front().plan;
     return plan_for("full_attention");
   }
 };
@@ -124,6 +136,36 @@ inline constexpr std::array<std::string_view, 20> default_rule_ignores_partial{
 inline constexpr std::array<std::string_view, 8> default_rule_honours_partial{
     "phi", "phi3", "stablelm", "gpt_neox", "persimmon", "glm", "glm4", "nemotron"};
 
+/// Whether the default rule of model_type applies partial_rotary_factor (transformers 5.23).
+inline bool default_rule_applies_partial(std::string_view model_type) {
+  return one_of(model_type, default_rule_honours_partial);
+}
+/// Whether the default rule of model_type rotates the whole head whatever partial_rotary_factor says.
+inline bool default_rule_drops_partial(std::string_view model_type) {
+  return one_of(model_type, default_rule_ignores_partial);
+}
+
+/// The attention layer types transformers 5.23 allows in layer_types (ALLOWED_ATTN_LAYER_TYPES),
+/// and the legacy names it maps to them.
+inline constexpr std::array<std::string_view, 14> attention_layer_types{
+    "full_attention", "sliding_attention", "chunked_attention", "window_attention", "indexed_attention",
+    "compressed_sparse_attention", "heavily_compressed_attention", "minimax_m3_sparse", "conv", "moe", "hybrid",
+    "hybrid_sliding", "reference_sliding_attention", "linear_attention"};
+
+/// A layer_types entry as transformers 5.23 reads it (legacy names mapped: mamba, attention,
+/// deepseek_sparse_attention, qwen_sparse_attention); another name is a config_error.
+inline std::string_view layer_type_name(std::string_view t, const std::string& key) {
+  if (t == "mamba") return "linear_attention";
+  if (t == "attention") return "full_attention";
+  if (t == "deepseek_sparse_attention" || t == "qwen_sparse_attention") return "indexed_attention";
+  if (!one_of(t, attention_layer_types)) {
+    std::string names;
+    for (auto n : attention_layer_types) names += (names.empty() ? "" : ", ") + std::string(n);
+    config_fail(key, ": expected layer types among ", names, " (transformers 5.23's), got \"", t, "\"");
+  }
+  return t;
+}
+
 /// A width (head_dim, qk_rope_head_dim, global_head_dim, a per_layer_config head_dim) read from
 /// a config: a non-negative integer no larger than max_config_head_dim.
 inline std::size_t json_width(const io::json::value& v, std::string_view key) {
@@ -136,12 +178,24 @@ inline std::size_t json_width(const io::json::value& v, std::string_view key) {
 inline bool is_gemma3(std::string_view t) { return t == "gemma3" || t == "gemma3_text"; }
 inline bool is_gemma4(std::string_view t) { return t == "gemma4" || t == "gemma4_text"; }
 
-/// Build one layer type's plan from its params object (rope_parameters, one of its layer entries,
+/// One layer type's validated-to-be inputs: the model context and the rule (a plan is built from
+/// them once per distinct pair, plan_pool).
+struct layer_spec {
+  rope_context ctx;
+  rotary::rule rule;
+};
+
+/// A partial_rotary_factor read from key: in (0, 1] (a fraction of the head), else a config_error
+/// naming the key, whether or not the model type applies it.
+inline void check_partial(double p, std::string_view key) {
+  if (!(p > 0 && p <= 1)) config_fail(key, ": expected a fraction of the head in (0, 1], got ", p);
+}
+
+/// Read one layer type's rule from its params object (rope_parameters, one of its layer entries,
 /// or rope_scaling); `params` absent: the default rule.
-inline rotary::plan layer_from(const std::optional<json_value>& params, const std::string& prefix, rope_context ctx,
-                       const std::optional<double>& theta_fallback, bool type_required, const load_options& opt,
-                       const std::optional<double>& top_partial, rope_config* legacy, std::string_view model_type,
-                       bool nested_layer) {
+inline layer_spec layer_from(const std::optional<json_value>& params, const std::string& prefix, rope_context ctx,
+                             const std::optional<double>& theta_fallback, bool type_required, const load_options& opt,
+                             const std::optional<double>& top_partial, std::string_view model_type, bool nested_layer) {
   std::string type_name = "default";
   if (params) {
     if (!params->is_object()) config_fail(prefix, ": expected an object or null");
@@ -168,6 +222,10 @@ inline rotary::plan layer_from(const std::optional<json_value>& params, const st
     });
   }
   const param_reader reader(params, prefix, type_name);
+  // 0 is no pretrained length: transformers divides by it (yarn, longrope) or compares every
+  // wavelength with 0 (llama3); it is never "absent"
+  if (const auto o = reader.count("original_max_position_embeddings"); o && *o == 0)
+    config_fail(prefix, ".original_max_position_embeddings: expected a positive integer, got 0");
   std::optional<double> theta = params ? reader.number("rope_theta") : std::nullopt;
   if (!theta) theta = theta_fallback;
   if (!theta)
@@ -175,15 +233,16 @@ inline rotary::plan layer_from(const std::optional<json_value>& params, const st
                 ": missing, and the model type's default rope_theta is not known");
   ctx.theta = *theta;
   std::optional<double> partial = params ? reader.number("partial_rotary_factor") : std::nullopt;
+  if (partial) check_partial(*partial, prefix + ".partial_rotary_factor");
   if (!partial) partial = top_partial;
   if (partial) ctx.partial_rotary_factor = *partial;
   ctx.semantics = opt.semantics;
   rule r = params ? *parse_rule(type_name, reader) : rule(rules::default_rope{});
   if (std::holds_alternative<rules::default_rope>(r) && partial && *partial != 1.0 &&
       opt.semantics == semantics::transformers_5 && !model_type.empty() &&
-      !one_of(model_type, default_rule_honours_partial)) {
+      !default_rule_applies_partial(model_type)) {
     // transformers 5: the default rule of these models rotates the whole head whatever the factor
-    if (!one_of(model_type, default_rule_ignores_partial))
+    if (!default_rule_drops_partial(model_type))
       config_fail(prefix, ".partial_rotary_factor: whether model_type \"", model_type,
                   "\" applies it to the default rule is not known");
     ctx.partial_rotary_factor = 1.0;
@@ -192,48 +251,30 @@ inline rotary::plan layer_from(const std::optional<json_value>& params, const st
     config_fail(prefix, ".truncate: transformers 5.23 reads truncate only from a flat rope_parameters (it ignores it "
                         "in a layer type's entry)");
   if (auto* l = std::get_if<rules::longrope>(&r)) l->regime = opt.longrope;
-  if (legacy != nullptr) {
-    // the rope_config view of the same rule (rules outside the enum leave it at the default)
-    rope_config& c = *legacy;
-    c.theta = ctx.theta;
-    c.head_dim = ctx.head_dim;
-    c.partial_rotary_factor = ctx.partial_rotary_factor;
-    c.max_position_embeddings = ctx.max_position_embeddings;
-    c.longrope_switch = opt.longrope;
-    if (const auto t = parse_rope_type(type_name)) c.type = *t;
-    std::visit(
-        [&](const auto& x) {
-          using R = std::remove_cvref_t<decltype(x)>;
-          if constexpr (std::is_same_v<R, rules::linear> || std::is_same_v<R, rules::ntk> ||
-                        std::is_same_v<R, rules::dynamic>) {
-            c.factor = x.factor;
-          } else if constexpr (std::is_same_v<R, rules::yarn>) {
-            c.factor = x.factor.value_or(1.0);
-            c.attention_factor = x.attention_factor;
-            c.beta_fast = x.beta_fast.value_or(32.0);
-            c.beta_slow = x.beta_slow.value_or(1.0);
-            c.mscale = x.mscale;
-            c.mscale_all_dim = x.mscale_all_dim;
-            c.original_max_position_embeddings = x.original_max_position_embeddings.value_or(0);
-          } else if constexpr (std::is_same_v<R, rules::longrope>) {
-            c.short_factor = x.short_factor;
-            c.long_factor = x.long_factor;
-            c.factor = x.factor.value_or(1.0);
-            c.attention_factor = x.attention_factor;
-            c.original_max_position_embeddings = ctx.original_max_position_embeddings > 0
-                                                     ? ctx.original_max_position_embeddings
-                                                     : x.original_max_position_embeddings.value_or(0);
-          } else if constexpr (std::is_same_v<R, rules::llama3>) {
-            c.factor = x.factor;
-            c.low_freq_factor = x.low_freq_factor;
-            c.high_freq_factor = x.high_freq_factor;
-            c.original_max_position_embeddings = x.original_max_position_embeddings.value_or(0);
-          }
-        },
-        r);
-  }
-  return rotary::plan(ctx, std::move(r));
+  return {ctx, std::move(r)};
 }
+
+/// The distinct plans of one config: equal (context, rule) pairs give one shared plan, and the
+/// frequencies of all distinct plans together are bounded by max_config_frequencies.
+class plan_pool {
+ public:
+  std::shared_ptr<const rotary::plan> get(layer_spec spec, std::string_view where) {
+    for (const auto& p : m_plans)
+      if (p->context() == spec.ctx && p->rule() == spec.rule) return p;
+    const std::size_t pairs = std::visit([&](const auto& x) { return x.rotary_dim(spec.ctx) / 2; }, spec.rule);
+    if (pairs > max_config_frequencies - m_pairs)
+      config_fail(where, ": the distinct rules of this config need more than ", max_config_frequencies,
+                  " frequencies together (rotary::max_config_frequencies; ", m_plans.size(),
+                  " distinct plans hold ", m_pairs, ", this one adds ", pairs, ")");
+    m_plans.push_back(std::make_shared<const rotary::plan>(spec.ctx, std::move(spec.rule)));
+    m_pairs += pairs;
+    return m_plans.back();
+  }
+
+ private:
+  std::vector<std::shared_ptr<const rotary::plan>> m_plans;
+  std::size_t m_pairs = 0;
+};
 
 }  // namespace detail
 
@@ -279,12 +320,25 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     if (ri->type() != detail::json_kind::boolean) config_fail(key("rope_interleave"), ": expected true or false");
     m.rope_interleave = ri->boolean();
   }
+  if (const auto nl = root.find("num_hidden_layers"); present(nl)) {
+    m.num_hidden_layers = detail::json_count(*nl, key("num_hidden_layers"));
+    if (m.num_hidden_layers > max_config_layers)
+      config_fail(key("num_hidden_layers"), ": expected at most ", max_config_layers,
+                  " layers (rotary::max_config_layers), got ", m.num_hidden_layers);
+  }
   if (const auto lt = root.find("layer_types"); present(lt)) {
     if (!lt->is_array()) config_fail(key("layer_types"), ": expected an array of strings");
+    if (lt->size() > max_config_layers)
+      config_fail(key("layer_types"), ": expected at most ", max_config_layers,
+                  " entries (rotary::max_config_layers), got ", lt->size());
+    m.layer_types.reserve(lt->size());
     lt->for_each_item([&](const json_value& v) {
       if (!v.is_string()) config_fail(key("layer_types"), ": expected an array of strings");
-      m.layer_types.emplace_back(v.text());
+      m.layer_types.emplace_back(detail::layer_type_name(v.text(), key("layer_types")));
     });
+    if (m.num_hidden_layers > 0 && m.num_hidden_layers != m.layer_types.size())
+      config_fail(key("layer_types"), ": expected num_hidden_layers = ", m.num_hidden_layers, " entries, got ",
+                  m.layer_types.size());
   }
 
   rope_context ctx;
@@ -315,12 +369,17 @@ inline model_config load_config(std::string_view json_text, const load_options& 
   if (const auto mp = root.find("max_position_embeddings"); present(mp))
     ctx.max_position_embeddings = detail::json_count(*mp, key("max_position_embeddings"));
   std::size_t top_original = 0;
-  if (const auto o = root.find("original_max_position_embeddings"); present(o))
+  if (const auto o = root.find("original_max_position_embeddings"); present(o)) {
     top_original = detail::json_count(*o, key("original_max_position_embeddings"));
+    if (top_original == 0)
+      config_fail(key("original_max_position_embeddings"), ": expected a positive integer, got 0");
+  }
   std::optional<double> top_theta, top_partial, local_theta;
   if (const auto t = root.find("rope_theta"); present(t)) top_theta = detail::json_number(*t, key("rope_theta"));
-  if (const auto p = root.find("partial_rotary_factor"); present(p))
+  if (const auto p = root.find("partial_rotary_factor"); present(p)) {
     top_partial = detail::json_number(*p, key("partial_rotary_factor"));
+    detail::check_partial(*top_partial, key("partial_rotary_factor"));
+  }
   if (mt == "phi3" && top_original == 0) top_original = 4096;  // Phi3Config's default, which transformers 5 applies
   if (mt == "phi" && !top_partial) top_partial = 0.5;           // PhiConfig's default
   if (const auto l = root.find("rope_local_base_freq"); present(l))
@@ -334,7 +393,7 @@ inline model_config load_config(std::string_view json_text, const load_options& 
   };
   // per_layer_config (transformers 5: {"05": {"head_dim": 512}, ...}, keyed by layer index): the
   // head_dim of a layer type, which every layer of that type must agree on
-  std::vector<std::pair<std::string, std::size_t>> type_head_dim;
+  std::unordered_map<std::string_view, std::size_t> type_head_dim;
   if (const auto plc = root.find("per_layer_config"); present(plc)) {
     if (!plc->is_object()) config_fail(key("per_layer_config"), ": expected an object");
     plc->for_each_member([&](std::string_view idx, const json_value& v) {
@@ -354,15 +413,13 @@ inline model_config load_config(std::string_view json_text, const load_options& 
         config_fail(where, ": expected a layer index below the ", m.layer_types.size(), " entries of layer_types");
       const std::string& lt = m.layer_types[layer];
       const std::size_t d = detail::json_width(*hd, where + ".head_dim");
-      for (const auto& [t, e] : type_head_dim)
-        if (t == lt && e != d)
-          config_fail(where, ".head_dim: layers of type ", lt, " disagree (", e, " and ", d, ")");
-      type_head_dim.emplace_back(lt, d);
+      const auto [it, added] = type_head_dim.try_emplace(lt, d);
+      if (!added && it->second != d)
+        config_fail(where, ".head_dim: layers of type ", lt, " disagree (", it->second, " and ", d, ")");
     });
   }
   const auto head_dim_of = [&](std::string_view layer_type) -> std::size_t {
-    for (const auto& [t, d] : type_head_dim)
-      if (t == layer_type) return d;
+    if (const auto it = type_head_dim.find(layer_type); it != type_head_dim.end()) return it->second;
     if (detail::is_gemma4(mt) && layer_type == "full_attention") {
       if (const auto g = root.find("global_head_dim"); present(g)) return detail::json_width(*g, key("global_head_dim"));
       return 512;  // Gemma4TextConfig's default
@@ -375,41 +432,48 @@ inline model_config load_config(std::string_view json_text, const load_options& 
   if (present(rp) && present(rs))
     config_fail(key("rope_scaling"), ": given together with rope_parameters (transformers 5 would use rope_scaling "
                                      "and drop rope_parameters); keep one");
+  detail::plan_pool pool;
   if (present(rp)) {
     if (!rp->is_object()) config_fail(key("rope_parameters"), ": expected an object or null");
-    // keyed by layer type when a key is a layer type (in layer_types, or an "*_attention" name) with an object value
+    // keyed by layer type (transformers 5.23: when a key is one of the model's layer types, the
+    // entries of layer_types; without layer_types, the two a config class derives): then every key
+    // must be a layer type of the model, each at most once
+    std::unordered_set<std::string_view> model_types(m.layer_types.begin(), m.layer_types.end());
+    if (m.layer_types.empty()) model_types = {"full_attention", "sliding_attention"};
     std::vector<std::pair<std::string, json_value>> nested;
     std::string flat_key;
     rp->for_each_member([&](std::string_view k, const json_value& v) {
-      const bool layer = (std::find(m.layer_types.begin(), m.layer_types.end(), k) != m.layer_types.end() ||
-                          (k.size() > 10 && k.substr(k.size() - 10) == "_attention")) &&
-                         (v.is_object() || v.type() == detail::json_kind::null);
-      if (layer)
+      if (model_types.count(k) != 0 && (v.is_object() || v.type() == detail::json_kind::null))
         nested.emplace_back(std::string(k), v);
       else if (flat_key.empty())
         flat_key = std::string(k);
     });
     if (!nested.empty() && !flat_key.empty())
-      config_fail(key("rope_parameters"), ".", flat_key, ": expected only layer types (", nested.front().first,
-                  ", ...) in a rope_parameters keyed by layer type");
+      config_fail(key("rope_parameters"), ".", flat_key, ": not a layer type of the model (",
+                  m.layer_types.empty() ? "without layer_types: full_attention or sliding_attention"
+                                        : "the entries of layer_types",
+                  "), in a rope_parameters keyed by layer type (", nested.front().first, ", ...)");
     if (nested.empty()) {
       ctx.original_max_position_embeddings = top_original;  // transformers 5: the model-level field overrides
       rope_context c = ctx;
       c.head_dim = head_dim_of("default");
-      m.layers.push_back({"default", detail::layer_from(*rp, key("rope_parameters"), c,
-                                                        top_theta ? top_theta : default_theta("default"), false, opt,
-                                                        top_partial, &m.rope, mt, false)});
+      m.layers.push_back({"default", pool.get(detail::layer_from(*rp, key("rope_parameters"), c,
+                                                                 top_theta ? top_theta : default_theta("default"), false,
+                                                                 opt, top_partial, mt, false),
+                                              key("rope_parameters"))});
     } else {
       for (const auto& [lt, v] : nested) {
+        for (const auto& l : m.layers)
+          if (l.layer_type == lt) config_fail(key("rope_parameters"), ".", lt, ": given twice");
         rope_context c = ctx;
         c.head_dim = head_dim_of(lt);
         const std::optional<json_value> params = v.type() == detail::json_kind::null ? std::nullopt
                                                                                      : std::optional<json_value>(v);
         std::optional<double> fallback = top_theta ? top_theta : default_theta(lt);
         if (lt == "sliding_attention" && local_theta) fallback = local_theta;
-        const bool main = lt == "full_attention" || nested.size() == 1;
-        m.layers.push_back({lt, detail::layer_from(params, key("rope_parameters") + "." + lt, c, fallback, false, opt,
-                                                   top_partial, main ? &m.rope : nullptr, mt, true)});
+        const std::string where = key("rope_parameters") + "." + lt;
+        m.layers.push_back(
+            {lt, pool.get(detail::layer_from(params, where, c, fallback, false, opt, top_partial, mt, true), where)});
       }
     }
   } else {
@@ -420,16 +484,18 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     const std::string main_type = per_type ? "full_attention" : "default";
     rope_context c = ctx;
     c.head_dim = head_dim_of(main_type);
-    m.layers.push_back({main_type, detail::layer_from(scaling, key("rope_scaling"), c,
-                                                      top_theta ? top_theta : default_theta(main_type), true, opt,
-                                                      top_partial, &m.rope, mt, false)});
+    m.layers.push_back({main_type, pool.get(detail::layer_from(scaling, key("rope_scaling"), c,
+                                                               top_theta ? top_theta : default_theta(main_type), true,
+                                                               opt, top_partial, mt, false),
+                                            key("rope_scaling"))});
     if (per_type) {
-      rope_context s = ctx;
-      s.head_dim = head_dim_of("sliding_attention");
+      rope_context sc = ctx;
+      sc.head_dim = head_dim_of("sliding_attention");
       m.layers.push_back({"sliding_attention",
-                          detail::layer_from(std::nullopt, key("rope_local_base_freq"), s,
-                                             local_theta ? local_theta : default_theta("sliding_attention"), false,
-                                             opt, top_partial, nullptr, mt, false)});
+                          pool.get(detail::layer_from(std::nullopt, key("rope_local_base_freq"), sc,
+                                                      local_theta ? local_theta : default_theta("sliding_attention"),
+                                                      false, opt, top_partial, mt, false),
+                                   key("rope_local_base_freq"))});
     }
   }
   // transformers 5's dynamic, yarn and longrope read getattr(config, "head_dim", ...): a null
@@ -437,9 +503,9 @@ inline model_config load_config(std::string_view json_text, const load_options& 
   if (const auto hd = root.find("head_dim"); opt.semantics == semantics::transformers_5 && hd &&
                                              hd->type() == detail::json_kind::null && !present(root.find("qk_rope_head_dim")))
     for (const auto& l : m.layers)
-      if (std::holds_alternative<rules::dynamic>(l.plan.rule()) || std::holds_alternative<rules::yarn>(l.plan.rule()) ||
-          std::holds_alternative<rules::longrope>(l.plan.rule()))
-        config_fail(key("head_dim"), ": null, which transformers 5 cannot use for rope_type '", l.plan.rope_type(),
+      if (std::holds_alternative<rules::dynamic>(l.plan->rule()) || std::holds_alternative<rules::yarn>(l.plan->rule()) ||
+          std::holds_alternative<rules::longrope>(l.plan->rule()))
+        config_fail(key("head_dim"), ": null, which transformers 5 cannot use for rope_type '", l.plan->rope_type(),
                     "' (it reads head_dim without the hidden_size / num_attention_heads fallback); give head_dim");
   return m;
 }

@@ -115,10 +115,12 @@ struct rule_base {
   static constexpr std::array<std::string_view, 0> aliases{};
   static constexpr bool depends_on_seq_len = false;
   static std::size_t rotary_dim(const rope_context& c) { return detail::scaled_rotary_dim(c); }
+  bool operator==(const rule_base&) const = default;
 };
 
 /// "default": omega_k = theta^(-2k / rotary_dim).
 struct default_rope : rule_base {
+  bool operator==(const default_rope&) const = default;
   static constexpr std::string_view name = "default";
   static constexpr std::array<std::string_view, 0> keys{};
   static default_rope parse(const param_reader&) { return {}; }
@@ -131,6 +133,7 @@ struct default_rope : rule_base {
 
 /// "linear" (position interpolation, Chen et al. 2023): default / factor.
 struct linear : rule_base {
+  bool operator==(const linear&) const = default;
   static constexpr std::string_view name = "linear";
   static constexpr std::array<std::string_view, 1> keys{"factor"};
   double factor = 1.0;
@@ -148,6 +151,7 @@ struct linear : rule_base {
 /// "ntk" (static NTK-aware base scaling, bloc97; posenc's name, not a transformers rule):
 /// theta' = theta * factor^(d / (d - 2)).
 struct ntk : rule_base {
+  bool operator==(const ntk&) const = default;
   static constexpr std::string_view name = "ntk";
   static constexpr std::array<std::string_view, 1> keys{"factor"};
   double factor = 1.0;
@@ -162,6 +166,7 @@ struct ntk : rule_base {
 /// L = max(seq_len, L_max), L_max = max_position_embeddings. original_max_position_embeddings is
 /// accepted and, as in transformers 4.46 and 5, not used.
 struct dynamic : rule_base {
+  bool operator==(const dynamic&) const = default;
   static constexpr std::string_view name = "dynamic";
   static constexpr std::array<std::string_view, 2> keys{"factor", "original_max_position_embeddings"};
   static constexpr bool depends_on_seq_len = true;
@@ -192,6 +197,7 @@ struct dynamic : rule_base {
 /// over the correction range of beta_fast .. beta_slow rotations within L0, and the attention
 /// factor 0.1 mscale ln(factor) + 1 (or attention_factor, or the mscale / mscale_all_dim ratio).
 struct yarn : rule_base {
+  bool operator==(const yarn&) const = default;
   static constexpr std::string_view name = "yarn";
   static constexpr std::array<std::string_view, 8> keys{
       "factor", "attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
@@ -301,6 +307,7 @@ struct yarn : rule_base {
 /// sqrt(1 + ln(factor) / ln(L0)) (or attention_factor), factor = max_position_embeddings / L0 when
 /// not given.
 struct longrope : rule_base {
+  bool operator==(const longrope&) const = default;
   static constexpr std::string_view name = "longrope";
   static constexpr std::array<std::string_view, 1> aliases{"su"};
   static constexpr std::array<std::string_view, 5> keys{"short_factor", "long_factor", "factor", "attention_factor",
@@ -408,6 +415,7 @@ struct longrope : rule_base {
 /// "llama3" (Llama 3.1): wavelengths above L0 / low_freq_factor interpolated by factor, below
 /// L0 / high_freq_factor kept, a smooth blend between.
 struct llama3 : rule_base {
+  bool operator==(const llama3&) const = default;
   static constexpr std::string_view name = "llama3";
   static constexpr std::array<std::string_view, 4> keys{"factor", "low_freq_factor", "high_freq_factor",
                                                         "original_max_position_embeddings"};
@@ -461,6 +469,7 @@ struct llama3 : rule_base {
 /// floor(partial_rotary_factor * head_dim / 2) turn at theta^(-2k / head_dim) / factor (the
 /// exponent over the whole head), the others have frequency 0 (not rotated).
 struct proportional : rule_base {
+  bool operator==(const proportional&) const = default;
   static constexpr std::string_view name = "proportional";
   static constexpr std::array<std::string_view, 1> keys{"factor"};
   double factor = 1.0;
