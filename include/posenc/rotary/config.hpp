@@ -35,68 +35,12 @@
 
 #include <posenc/core/error.hpp>
 #include <posenc/io/json.hpp>
+#include <posenc/rotary/model_config.hpp>
+#include <posenc/rotary/model_rules.hpp>
 #include <posenc/rotary/rules.hpp>
 #include <posenc/rotary/scaling.hpp>
 
 namespace posenc::rotary {
-
-/// The widest head a config.json may give (head_dim, qk_rope_head_dim, global_head_dim, a
-/// per_layer_config head_dim, or hidden_size / num_attention_heads): 65536, 128 times the widest
-/// head of any published model (Gemma 4's 512). A wider value is a config_error naming its key, so a
-/// few bytes of config can never make the loader allocate its frequencies by the gigabyte
-/// (rotary::plan computes them when the config loads). rotary::plan built in code has no such bound.
-inline constexpr std::size_t max_config_head_dim = std::size_t{1} << 16;
-
-/// The most layers a config.json may give (num_hidden_layers, the length of layer_types): 65536,
-/// over 500 times the deepest published model. A larger count is a config_error naming its key.
-inline constexpr std::size_t max_config_layers = std::size_t{1} << 16;
-
-/// The most frequencies (rotary pairs) the distinct plans of one config may hold together: 65536,
-/// two plans of the widest head (max_config_head_dim). Layer types with equal rules share one plan,
-/// so this bounds the loader's work and memory whatever the number of layer types; a config whose
-/// distinct rules need more is a config_error naming the layer type that crosses the bound.
-inline constexpr std::size_t max_config_frequencies = std::size_t{1} << 16;
-
-/// How to read a config.json.
-struct load_options {
-  rotary::semantics semantics = semantics::transformers_5;
-  /// transformers 4.46 only: which LongRoPE regime rule (the init function's or the Phi-3 module's).
-  longrope_rule longrope = longrope_rule::init_function;
-};
-
-/// One attention layer type's RoPE ("default" when the config is not per layer type). Layer types
-/// whose rule and model fields are equal share one plan object.
-struct layer_plan {
-  std::string layer_type;
-  std::shared_ptr<const rotary::plan> plan;
-};
-
-/// What a config.json says about positions.
-struct model_config {
-  std::string model_type;                 ///< "" if absent
-  std::vector<layer_plan> layers;         ///< one per layer type, in file order ("default" when flat)
-  std::vector<std::string> layer_types;   ///< the config's per-layer `layer_types` (empty if absent)
-  std::size_t num_hidden_layers = 0;      ///< 0 if absent
-  std::optional<bool> rope_interleave{};  ///< DeepSeek's rope_interleave (true: interleaved pairs)
-  std::size_t num_attention_heads = 0;    ///< 0 if absent
-  std::size_t num_key_value_heads = 0;    ///< 0 if absent (then equal to num_attention_heads in HF)
-  bool alibi = false;                     ///< "alibi": true (BLOOM-style) or attn_config.alibi (MPT)
-
-  /// The plan of a layer type; throws invalid_argument naming the known layer types if none.
-  [[nodiscard]] const rotary::plan& plan_for(std::string_view layer_type) const {
-    for (const auto& l : layers)
-      if (l.layer_type == layer_type) return *l.plan;
-    std::string known;
-    for (const auto& l : layers) known += (known.empty() ? "" : ", ") + l.layer_type;
-    posenc::detail::fail("rotary::model_config::plan_for", "layer_type: expected one of ", known, ", got \"",
-                         layer_type, "\"");
-  }
-  /// The single plan of a config that is not per layer type, else the full_attention layers' plan.
-  [[nodiscard]] const rotary::plan& main_plan() const {
-    if (layers.size() == 1) return *layers.front().plan;
-    return plan_for("full_attention");
-  }
-};
 
 namespace detail {
 
@@ -115,34 +59,15 @@ inline constexpr std::array<std::string_view, 7> understood_rope_keys{
     "rope_theta", "rope_scaling", "rope_parameters", "partial_rotary_factor", "rope_local_base_freq",
     "qk_rope_head_dim", "rope_interleave"};
 
-/// Model types whose transformers 5.23 config derives head_dim as hidden_size / num_attention_heads
-/// when it is absent (others have a class default: head_dim is then required).
-inline constexpr std::array<std::string_view, 12> derives_head_dim{
-    "llama", "mistral", "qwen2", "qwen2_moe", "phi", "phi3", "starcoder2", "olmo", "olmo2", "stablelm", "falcon",
-    "internlm2"};
-
-/// Model types whose transformers 5.23 default rope_theta is 10000 (others: rope_theta is required,
-/// except Gemma 3's, whose defaults are known).
-inline constexpr std::array<std::string_view, 16> default_theta_10000{
-    "llama", "mistral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi", "phi3", "starcoder2", "olmo", "olmo2",
-    "stablelm", "falcon", "internlm2", "deepseek_v2", "deepseek_v3"};
-
-/// Model types whose default rule ignores partial_rotary_factor in transformers 5.23 (their own
-/// compute_default_rope_parameters); the scaled rules honour it for every model.
-inline constexpr std::array<std::string_view, 20> default_rule_ignores_partial{
-    "llama", "mistral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "gemma",
-    "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "olmo", "olmo2", "starcoder2", "falcon", "internlm2"};
-/// Model types whose default rule honours partial_rotary_factor in transformers 5.23.
-inline constexpr std::array<std::string_view, 8> default_rule_honours_partial{
-    "phi", "phi3", "stablelm", "gpt_neox", "persimmon", "glm", "glm4", "nemotron"};
-
 /// Whether the default rule of model_type applies partial_rotary_factor (transformers 5.23).
 inline bool default_rule_applies_partial(std::string_view model_type) {
-  return one_of(model_type, default_rule_honours_partial);
+  const model_rule* r = find_model_rule(model_type);
+  return r != nullptr && r->default_rule_applies_partial;
 }
 /// Whether the default rule of model_type rotates the whole head whatever partial_rotary_factor says.
 inline bool default_rule_drops_partial(std::string_view model_type) {
-  return one_of(model_type, default_rule_ignores_partial);
+  const model_rule* r = find_model_rule(model_type);
+  return r != nullptr && !r->default_rule_applies_partial;
 }
 
 /// The attention layer types transformers 5.23 allows in layer_types (ALLOWED_ATTN_LAYER_TYPES),
@@ -177,6 +102,18 @@ inline std::size_t json_width(const io::json::value& v, std::string_view key) {
 
 inline bool is_gemma3(std::string_view t) { return t == "gemma3" || t == "gemma3_text"; }
 inline bool is_gemma4(std::string_view t) { return t == "gemma4" || t == "gemma4_text"; }
+
+/// Keys a model type's own code reads from its rope dict besides the rule's: Ministral 3's
+/// llama_4_scaling_beta (a query scale) and max_position_embeddings (unused by its rules), and
+/// Hunyuan's alpha with the keys its ntk_alpha leaves unused.
+inline bool model_param_key(std::string_view model_type, std::string_view rope_type, std::string_view k,
+                            bool has_alpha) {
+  if (model_type == "ministral3") return k == "llama_4_scaling_beta" || k == "max_position_embeddings";
+  if ((model_type == "hunyuan_v1_dense" || model_type == "hunyuan_v1_moe") && rope_type == "dynamic")
+    return k == "alpha" ||
+           (has_alpha && (k == "beta_fast" || k == "beta_slow" || k == "mscale" || k == "mscale_all_dim"));
+  return false;
+}
 
 /// One layer type's validated-to-be inputs: the model context and the rule (a plan is built from
 /// them once per distinct pair, plan_pool).
@@ -214,8 +151,10 @@ inline layer_spec layer_from(const std::optional<json_value>& params, const std:
       for (auto n : rule_names()) names += (names.empty() ? "" : ", ") + std::string(n);
       config_fail(prefix, ".rope_type: unknown rope_type \"", type_name, "\" (expected one of ", names, ", or su)");
     }
+    const bool has_alpha = present(params->find("alpha"));
     params->for_each_member([&](std::string_view k, const json_value&) {
       if (k == "rope_type" || k == "type" || k == "rope_theta" || k == "partial_rotary_factor") return;
+      if (model_param_key(model_type, type_name, k, has_alpha)) return;
       if (!rule_accepts_key(type_name, k))
         config_fail(prefix, ".", k, ": unknown key for rope_type '", type_name,
                     "' (a key that may change the frequencies is never ignored)");
@@ -238,6 +177,11 @@ inline layer_spec layer_from(const std::optional<json_value>& params, const std:
   if (partial) ctx.partial_rotary_factor = *partial;
   ctx.semantics = opt.semantics;
   rule r = params ? *parse_rule(type_name, reader) : rule(rules::default_rope{});
+  if (const auto alpha = reader.number("alpha"); alpha && model_param_key(model_type, type_name, "alpha", true)) {
+    // Hunyuan: "dynamic" with alpha is ntk_alpha, theta * alpha^(d / (d - 2)) (static), factor unused
+    if (!(*alpha > 0)) config_fail(prefix, ".alpha: expected a value > 0, got ", *alpha);
+    r = rules::ntk{{}, *alpha};
+  }
   if (std::holds_alternative<rules::default_rope>(r) && partial && *partial != 1.0 &&
       opt.semantics == semantics::transformers_5 && !model_type.empty() &&
       !default_rule_applies_partial(model_type)) {
@@ -276,6 +220,88 @@ class plan_pool {
   std::size_t m_pairs = 0;
 };
 
+/// NoPE layers and query scales of a model type (model_rules.hpp), from the config's root and its
+/// rope dict (rope_parameters or rope_scaling), once the plans are built.
+inline void read_model_fields(const json_value& root, const std::string& prefix, const model_rule& r,
+                              const std::optional<json_value>& rope, std::string_view rope_key, model_config& m) {
+  const auto key = [&](std::string_view k) { return prefix + std::string(k); };
+  if (r.pairs == pair_layout::interleaved_by_default && !m.rope_interleave) m.rope_interleave = true;
+  if ((r.pairs == pair_layout::interleaved && m.rope_interleave == false) ||
+      (r.pairs == pair_layout::halves_always && m.rope_interleave == true))
+    config_fail(key("rope_interleave"), ": ", *m.rope_interleave ? "true" : "false", ", which model_type \"",
+                m.model_type, "\" does not read (its attention always pairs the channels ",
+                r.pairs == pair_layout::interleaved ? "(2i, 2i + 1)" : "(i, i + d/2)", ")");
+  if (r.pairs == pair_layout::interleaved) m.rope_interleave = true;
+  if (r.nope != nope_rule::none) {
+    const auto nl = root.find("no_rope_layers");
+    if (m.num_hidden_layers == 0)
+      config_fail(key("num_hidden_layers"), ": missing or 0, which model_type \"", m.model_type,
+                  "\" needs for its NoPE layers");
+    // Llama 4 falls back to the interval for an empty list too; SmolLM3 only for an absent one
+    if (present(nl) && (r.nope == nope_rule::smollm3 || !nl->is_array() || nl->size() > 0)) {
+      if (!nl->is_array()) config_fail(key("no_rope_layers"), ": expected an array of 0 and 1 (1: the layer uses RoPE)");
+      if (nl->size() < m.num_hidden_layers)
+        config_fail(key("no_rope_layers"), ": expected at least num_hidden_layers = ", m.num_hidden_layers,
+                    " entries, got ", nl->size());
+      m.rope_layers.reserve(m.num_hidden_layers);
+      nl->for_each_item([&](const json_value& v) {
+        const std::size_t x = json_count(v, key("no_rope_layers"));
+        if (x > 1) config_fail(key("no_rope_layers"), ": expected entries 0 or 1, got ", x);
+        if (m.rope_layers.size() < m.num_hidden_layers) m.rope_layers.push_back(x == 1);
+      });
+    } else {
+      std::size_t interval = 4;  // the classes' default no_rope_layer_interval
+      if (const auto iv = root.find("no_rope_layer_interval"); present(iv))
+        interval = json_count(*iv, key("no_rope_layer_interval"));
+      if (interval == 0) config_fail(key("no_rope_layer_interval"), ": expected a positive integer, got 0");
+      for (std::size_t i = 0; i < m.num_hidden_layers; ++i) m.rope_layers.push_back((i + 1) % interval != 0);
+    }
+  }
+  if (r.query_scale == query_scale_rule::llama4_temperature) {
+    bool on = true;  // Llama4TextConfig's default
+    if (const auto t = root.find("attn_temperature_tuning"); present(t)) {
+      if (t->type() != json_kind::boolean) config_fail(key("attn_temperature_tuning"), ": expected true or false");
+      on = t->boolean();
+    }
+    if (on) {
+      m.query_scale.rule = query_scale_rule::llama4_temperature;
+      m.query_scale_nope_only = true;
+      m.query_scale.scale = 0.1;  // the class defaults: attn_scale 0.1, floor_scale 8192
+      m.query_scale.length = 8192;
+      if (const auto a = root.find("attn_scale"); present(a)) m.query_scale.scale = json_number(*a, key("attn_scale"));
+      if (const auto f = root.find("floor_scale"); present(f)) m.query_scale.length = json_count(*f, key("floor_scale"));
+      if (m.query_scale.length == 0) config_fail(key("floor_scale"), ": expected a positive integer, got 0");
+    }
+  } else if (r.query_scale == query_scale_rule::llama4_scaling_beta) {
+    const std::string where = key(rope_key);
+    if (m.layers.size() != 1 || m.layers.front().layer_type != "default" || !rope)
+      config_fail(where, ": model_type \"", m.model_type,
+                  "\" needs one flat rope dict with llama_4_scaling_beta (its attention reads it)");
+    const param_reader rd(rope, where, m.layers.front().plan->rope_type());
+    const plan& p = *m.layers.front().plan;
+    m.query_scale.rule = query_scale_rule::llama4_scaling_beta;
+    m.query_scale.scale = rd.required_number("llama_4_scaling_beta");
+    if (const auto mp = rd.count("max_position_embeddings"); mp && *mp != p.context().max_position_embeddings)
+      config_fail(where, ".max_position_embeddings: expected the model's max_position_embeddings = ",
+                  p.context().max_position_embeddings, " (transformers does not read it), got ", *mp);
+    // the pretrained length transformers' standardisation leaves in the dict
+    std::size_t l0 = 0;
+    std::visit(
+        [&](const auto& x) {
+          using R = std::remove_cvref_t<decltype(x)>;
+          if constexpr (std::is_same_v<R, rules::yarn> || std::is_same_v<R, rules::llama3> ||
+                        std::is_same_v<R, rules::longrope>)
+            l0 = x.length(p.context());
+          else
+            l0 = rd.count("original_max_position_embeddings").value_or(0);
+        },
+        p.rule());
+    if (l0 == 0)
+      config_fail(where, ".original_max_position_embeddings: missing, which llama_4_scaling_beta divides the position by");
+    m.query_scale.length = l0;
+  }
+}
+
 }  // namespace detail
 
 /// The positional configuration of a config.json text. Throws config_error (bad JSON, a missing
@@ -301,11 +327,14 @@ inline model_config load_config(std::string_view json_text, const load_options& 
   }
   const auto key = [&](std::string_view k) { return prefix + std::string(k); };
   const std::string& mt = m.model_type;
+  const model_rule* const mrule = find_model_rule(mt);
 
   // every top-level key that names RoPE must be one the loader reads
   root.for_each_member([&](std::string_view k, const json_value&) {
     const bool ropey = k.find("rope") != std::string_view::npos || k.find("rotary") != std::string_view::npos;
-    if (ropey && !detail::one_of(k, detail::understood_rope_keys))
+    const bool nope_key = (k == "no_rope_layers" || k == "no_rope_layer_interval") && mrule != nullptr &&
+                          mrule->nope != nope_rule::none;
+    if (ropey && !nope_key && !detail::one_of(k, detail::understood_rope_keys))
       config_fail(key(k), ": not understood (a key that may change the RoPE frequencies is never ignored)");
   });
 
@@ -339,6 +368,14 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     if (m.num_hidden_layers > 0 && m.num_hidden_layers != m.layer_types.size())
       config_fail(key("layer_types"), ": expected num_hidden_layers = ", m.num_hidden_layers, " entries, got ",
                   m.layer_types.size());
+  } else if (mt == "qwen3_next" && m.num_hidden_layers > 0) {
+    // Qwen3NextConfig: every full_attention_interval-th layer full attention, the others linear
+    std::size_t interval = 4;
+    if (const auto fi = root.find("full_attention_interval"); present(fi))
+      interval = detail::json_count(*fi, key("full_attention_interval"));
+    if (interval == 0) config_fail(key("full_attention_interval"), ": expected a positive integer, got 0");
+    for (std::size_t i = 0; i < m.num_hidden_layers; ++i)
+      m.layer_types.emplace_back((i + 1) % interval != 0 ? "linear_attention" : "full_attention");
   }
 
   rope_context ctx;
@@ -349,8 +386,10 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     ctx.head_dim = detail::json_width(*hd, key("head_dim"));
   } else if (detail::is_gemma3(mt) || detail::is_gemma4(mt)) {
     ctx.head_dim = 256;  // Gemma3TextConfig's and Gemma4TextConfig's default
+  } else if (mrule != nullptr && mrule->head_dim == head_dim_source::class_default && !root.find("head_dim")) {
+    ctx.head_dim = mrule->default_head_dim;  // absent: the configuration class's default (null: derived)
   } else {
-    if (!mt.empty() && !detail::one_of(std::string_view(mt), detail::derives_head_dim))
+    if (!mt.empty() && (mrule == nullptr || mrule->head_dim == head_dim_source::required))
       config_fail(key("head_dim"), ": missing, and model_type \"", mt,
                   "\" does not derive it as hidden_size / num_attention_heads in transformers");
     const auto hidden = root.find("hidden_size");
@@ -381,14 +420,18 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     detail::check_partial(*top_partial, key("partial_rotary_factor"));
   }
   if (mt == "phi3" && top_original == 0) top_original = 4096;  // Phi3Config's default, which transformers 5 applies
-  if (mt == "phi" && !top_partial) top_partial = 0.5;           // PhiConfig's default
+  // the class's default partial_rotary_factor (PhiConfig: absent or null; Glm4MoeConfig,
+  // Qwen3NextConfig: absent, by kwargs.setdefault)
+  if (mrule != nullptr && mrule->default_partial > 0 && !top_partial && (mt == "phi" || !root.find("partial_rotary_factor")))
+    top_partial = mrule->default_partial;
   if (const auto l = root.find("rope_local_base_freq"); present(l))
     local_theta = detail::json_number(*l, key("rope_local_base_freq"));
 
   // the model type's default theta (transformers' default_theta) for the layers that give none
   const auto default_theta = [&](std::string_view layer_type) -> std::optional<double> {
     if (detail::is_gemma3(mt)) return layer_type == "sliding_attention" ? 10000.0 : 1000000.0;
-    if (mt.empty() || detail::one_of(std::string_view(mt), detail::default_theta_10000)) return 10000.0;
+    if (mt.empty()) return 10000.0;
+    if (mrule != nullptr && mrule->default_theta > 0) return mrule->default_theta;
     return std::nullopt;
   };
   // per_layer_config (transformers 5: {"05": {"head_dim": 512}, ...}, keyed by layer index): the
@@ -498,6 +541,17 @@ inline model_config load_config(std::string_view json_text, const load_options& 
                                    key("rope_local_base_freq"))});
     }
   }
+  if (mrule != nullptr) detail::read_model_fields(root, prefix, *mrule, present(rp) ? rp : rs,
+                                                   present(rp) ? "rope_parameters" : "rope_scaling", m);
+  if (mt.starts_with("hunyuan_v1") && !present(root.find("head_dim")))
+    for (const auto& l : m.layers)
+      if (std::holds_alternative<rules::ntk>(l.plan->rule()))
+        config_fail(key("head_dim"), ": missing, which Hunyuan's ntk_alpha (dynamic with alpha) reads as config.head_dim");
+  for (std::size_t i = 0; i < m.layer_types.size(); ++i)
+    if (m.layer_types[i] == "linear_attention") {  // Mamba / Gated DeltaNet / lightning layers: no RoPE
+      if (m.rope_layers.empty()) m.rope_layers.assign(m.layer_types.size(), true);
+      if (i < m.rope_layers.size()) m.rope_layers[i] = false;
+    }
   // transformers 5's dynamic, yarn and longrope read getattr(config, "head_dim", ...): a null
   // head_dim is no width for them (transformers raises TypeError), not hidden_size / heads
   if (const auto hd = root.find("head_dim"); opt.semantics == semantics::transformers_5 && hd &&

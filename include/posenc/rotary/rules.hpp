@@ -23,7 +23,8 @@
 // semantics::transformers_4_46. docs/extrapolation.md has the table of differences.
 //
 // The rules' inputs (the model context rope_context, semantics, config_error and param_reader,
-// the reader of one rope_parameters object) are in posenc/rotary/rule_params.hpp.
+// the reader of one rope_parameters object) are in posenc/rotary/rule_params.hpp, the exact
+// arithmetic they share in posenc/rotary/rule_math.hpp.
 #pragma once
 
 #include <algorithm>
@@ -43,69 +44,11 @@
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/frequencies.hpp>
+#include <posenc/rotary/rule_math.hpp>
 #include <posenc/rotary/rule_params.hpp>
 
 namespace posenc::rotary {
 
-namespace detail {
-
-inline void require_positive(double v, std::string_view where, std::string_view what) {
-  posenc::detail::require<non_finite_error>(std::isfinite(v), where, what, ": expected a finite value, got ", v);
-  posenc::detail::require(v > 0, where, what, ": expected a value > 0, got ", v);
-}
-
-/// int(head_dim * partial_rotary_factor), truncated toward zero as Python's int().
-inline std::size_t scaled_rotary_dim(const rope_context& c) {
-  // HF: int(head_dim * partial_rotary_factor), truncated toward zero. A product outside
-  // [0, 2^64) (or NaN) has no size_t value: 0, which the plan rejects.
-  const double x = static_cast<double>(c.head_dim) * c.partial_rotary_factor;
-  return x >= 0 && x < 18446744073709551616.0 ? static_cast<std::size_t>(x) : 0;
-}
-
-/// omega_k = base^(-2k / exponent_dim) for k < pairs, exact (a pair per frequency).
-inline exact_frequencies default_freqs(std::size_t pairs, std::size_t exponent_dim, double base) {
-  return {default_omega(pairs, exponent_dim, exact_log(static_cast<numeric::wide>(base))), 1.0};
-}
-
-/// theta * s^(d / (d - 2)) (NTK-aware base scaling) as the exact ln(base') = ln(theta) + d / (d - 2)
-/// ln(s); d = 2 has one pair with frequency 1 whatever the base. s > 0.
-inline exact_frequencies ntk_scaled(std::size_t d, double theta, const exact_value& s) {
-  exact_value lb = exact_log(static_cast<numeric::wide>(theta));
-  if (d > 2)
-    lb = lb + exact(static_cast<numeric::wide>(d)) / exact(static_cast<numeric::wide>(d - 2)) * numeric::ff_log(s);
-  return {default_omega(d / 2, d, lb), 1.0};
-}
-
-/// a < b for normalised pairs.
-inline bool exact_less(const exact_value& a, const exact_value& b) {
-  return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
-}
-/// min(max(x, lo), hi) for normalised pairs.
-inline exact_value exact_clamp(const exact_value& x, const exact_value& lo, const exact_value& hi) {
-  return exact_less(x, lo) ? lo : exact_less(hi, x) ? hi : x;
-}
-/// floor / ceil of a pair of moderate size (|x| < 2^63): hi's unless hi is an integer, then lo decides.
-inline exact_value exact_floor(const exact_value& x) {
-  const numeric::wide f = std::floor(x.hi);
-  return f != x.hi ? exact(f) : numeric::two_sum(f, std::floor(x.lo));
-}
-inline exact_value exact_ceil(const exact_value& x) {
-  const numeric::wide f = std::ceil(x.hi);
-  return f != x.hi ? exact(f) : numeric::two_sum(f, std::ceil(x.lo));
-}
-
-/// The pretrained length L0 of llama3, yarn and longrope. transformers 5: the model-level field
-/// (Phi-3) if any, else rope_parameters', else max_position_embeddings (standardize_rope_params);
-/// transformers 4.46: the model-level field (longrope only), else rope_scaling's, else (yarn)
-/// max_position_embeddings.
-inline std::size_t pretrained_length(const rope_context& c, std::optional<std::size_t> own, bool model_level,
-                                     bool fall_back_to_max) {
-  if (model_level && c.original_max_position_embeddings > 0) return c.original_max_position_embeddings;
-  if (own && *own > 0) return *own;
-  return fall_back_to_max ? c.max_position_embeddings : 0;
-}
-
-}  // namespace detail
 
 namespace rules {
 
@@ -250,7 +193,8 @@ struct yarn : rule_base {
     detail::require_positive(resolved_factor(c), where, "factor");
     detail::require_positive(fast(c), where, "beta_fast");
     detail::require_positive(slow(c), where, "beta_slow");
-    posenc::detail::require(fast(c) > slow(c), where, "beta_fast: expected beta_fast > beta_slow, got beta_fast = ",
+    // equal betas (Kimi K2) are transformers' too: an empty ramp, widened by 0.001 in compute
+    posenc::detail::require(fast(c) >= slow(c), where, "beta_fast: expected beta_fast >= beta_slow, got beta_fast = ",
                             fast(c), " and beta_slow = ", slow(c));
     if (attention_factor) detail::require_positive(*attention_factor, where, "attention_factor");
     if (mscale) detail::require_positive(*mscale, where, "mscale");
@@ -441,8 +385,9 @@ struct llama3 : rule_base {
                             "> 0, got none");
     detail::require_positive(low_freq_factor, where, "low_freq_factor");
     detail::require_positive(high_freq_factor, where, "high_freq_factor");
-    posenc::detail::require(high_freq_factor > low_freq_factor, where,
-                            "high_freq_factor: expected high_freq_factor > low_freq_factor, got high_freq_factor = ",
+    // equal factors (Llama 4) leave no blend: transformers' where() keeps wavelengths up to L0 / lo
+    posenc::detail::require(high_freq_factor >= low_freq_factor, where,
+                            "high_freq_factor: expected high_freq_factor >= low_freq_factor, got high_freq_factor = ",
                             high_freq_factor, " and low_freq_factor = ", low_freq_factor);
   }
   [[nodiscard]] exact_frequencies compute(const rope_context& c, std::size_t) const {
@@ -457,8 +402,11 @@ struct llama3 : rule_base {
       // lo) the frequency is interpolated (omega / factor), above 1 (wavelen < L0 / hi) kept; the
       // blend (1 - smooth) omega / factor + smooth omega meets both branches continuously, so
       // clamping smooth to [0, 1] is the three branches of transformers
-      const exact_value smooth =
-          detail::exact_clamp((old_len * w / numeric::two_pi_ff<W>() - lo) / (hi - lo), exact(0), exact(1));
+      // hi == lo: no blend, smooth is the step at L0 / wavelen = lo (never met exactly: 2 pi is irrational)
+      const exact_value x = old_len * w / numeric::two_pi_ff<W>();
+      const exact_value smooth = high_freq_factor == low_freq_factor
+                                     ? (detail::exact_less(lo, x) ? exact(1) : exact(0))
+                                     : detail::exact_clamp((x - lo) / (hi - lo), exact(0), exact(1));
       w = (exact(1) - smooth) * w / fac + smooth * w;
     }
     return f;
