@@ -162,6 +162,12 @@ TEST_CASE("per-model rules: what transformers rejects or posenc cannot vouch for
   // DeepSeek V3.2 always rotates halves
   CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "deepseek_v32", "qk_rope_head_dim": 64, "rope_interleave": true})"),
                        doctest::Contains("rope_interleave: true, which model_type \"deepseek_v32\" does not read"), E);
+  // OLMo 3's config class applies a legacy rope_scaling and rope_theta to its full-attention layers only
+  CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "olmo3", "hidden_size": 4096, "num_attention_heads": 32,
+      "rope_theta": 123456.0})"),
+                       doctest::Contains("rope_theta: model_type \"olmo3\" applies it to its full-attention layers only"), E);
+  CHECK(pr::load_config(R"({"model_type": "olmo3", "hidden_size": 4096, "num_attention_heads": 32})").main_plan().context().theta ==
+        500000.0);
   // a model type without a row: rope_theta and head_dim must be given, partial under the default rule refused
   CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "newnet", "head_dim": 64})"), doctest::Contains("rope_theta: missing"), E);
   CHECK(pr::load_config(R"({"model_type": "newnet", "head_dim": 64, "rope_theta": 1e4})").main_plan().rotary_dim() == 64);

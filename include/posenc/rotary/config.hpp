@@ -384,8 +384,6 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     ctx.head_dim = detail::json_width(*q, key("qk_rope_head_dim"));  // DeepSeek: head_dim = qk_rope_head_dim
   } else if (const auto hd = root.find("head_dim"); present(hd) && detail::json_width(*hd, key("head_dim")) > 0) {
     ctx.head_dim = detail::json_width(*hd, key("head_dim"));
-  } else if (detail::is_gemma3(mt) || detail::is_gemma4(mt)) {
-    ctx.head_dim = 256;  // Gemma3TextConfig's and Gemma4TextConfig's default
   } else if (mrule != nullptr && mrule->head_dim == head_dim_source::class_default && !root.find("head_dim")) {
     ctx.head_dim = mrule->default_head_dim;  // absent: the configuration class's default (null: derived)
   } else {
@@ -522,6 +520,11 @@ inline model_config load_config(std::string_view json_text, const load_options& 
   } else {
     // legacy: rope_scaling + rope_theta (+ Gemma 3's rope_local_base_freq for its sliding layers)
     ctx.original_max_position_embeddings = top_original;
+    // Olmo3Config turns the legacy form into per-layer-type dicts: rope_scaling on the full-attention
+    // layers only, and rope_theta too, the sliding layers keeping default_theta (docs/errata.md)
+    if (mt == "olmo3" && (present(rs) || (top_theta && *top_theta != 500000.0)))
+      config_fail(key(present(rs) ? "rope_scaling" : "rope_theta"), ": model_type \"olmo3\" applies it to its "
+                  "full-attention layers only (transformers 5.23's Olmo3Config); give rope_parameters keyed by layer type");
     const std::optional<json_value> scaling = present(rs) ? rs : std::nullopt;
     const bool per_type = detail::is_gemma3(mt) || local_theta.has_value();
     const std::string main_type = per_type ? "full_attention" : "default";
