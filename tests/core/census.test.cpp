@@ -2356,6 +2356,52 @@ void add_registry_gaps(std::vector<row>& rows) {
   }
 }
 
+// The 2-D sincos tables (posenc/sinusoidal/grid.hpp) and the diffusion / vision RoPE layouts
+// (posenc/rotary/diffusion.hpp): every kind of each entry point.
+void add_multiaxis_layouts(std::vector<row>& rows) {
+  namespace ps = posenc::sinusoidal;
+  constexpr auto p2 = [](int e) { return std::size_t{1} << e; };
+  const auto gopt = [](auto f) {
+    ps::grid_options o;
+    f(o);
+    return o;
+  };
+  rows.push_back(expect<invalid_argument>("sinusoidal::grid_table", "d = 0", "d", [] { (void)ps::grid_table(4, 4, 0); }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table", "grid_h = SIZE_MAX", "grid_h", [] { (void)ps::grid_table(huge, 4, 8); }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table", "grid_h * grid_w = 2^60", "grid_h * grid_w",
+                                    [p2] { (void)ps::grid_table(p2(30), p2(30), 8); }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::grid_table", "options.interpolation_scale NaN", "options.interpolation_scale",
+                                          [gopt] { (void)ps::grid_table(4, 4, 8, gopt([](auto& o) { o.base_size = 4; o.interpolation_scale = nan; })); }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_positions", "n = SIZE_MAX", "n", [] { (void)ps::grid_positions(huge); }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::grid_positions", "options.base_size Inf", "options.base_size",
+                                          [gopt] { (void)ps::grid_positions(4, gopt([](auto& o) { o.base_size = inf; })); }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::grid_table_at", "d = 0", "d", [] {
+    const std::vector<double> x{0, 1};
+    (void)ps::grid_table_at(x, x, 0);
+  }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table_at", "d = SIZE_MAX - 3", "d", [] {
+    const std::vector<double> x{0, 1};
+    (void)ps::grid_table_at(x, x, huge - 3);
+  }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table_at", "h_positions.size() * w_positions.size() = 2^41", "grid_h * grid_w", [p2] {
+    const std::vector<double> h(p2(21)), w(p2(20));
+    (void)ps::grid_table_at(h, w, 8);
+  }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::grid_table_at", "w_positions (NaN)", "w_positions", [] {
+    const std::vector<double> x{0, 1}, bad{0, nan};
+    (void)ps::grid_table_at(x, bad, 8);
+  }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::grid_table_cropped", "d = 0", "d", [] { (void)ps::grid_table_cropped(8, 4, 4, 0); }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table_cropped", "max_size = SIZE_MAX", "max_size",
+                                    [] { (void)ps::grid_table_cropped(huge, 4, 4, 8); }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table_cropped", "height * width * d = 2^43 elements", "rows",
+                                    [p2] { (void)ps::grid_table_cropped(p2(20), p2(20), p2(20), 8); }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::grid_table_cropped", "options.base_size NaN", "options.base_size",
+                                          [gopt] { (void)ps::grid_table_cropped(8, 4, 4, 8, gopt([](auto& o) { o.base_size = nan; })); }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::grid_table_cropped", "height out of range (> max_size)", "height",
+                                          [] { (void)ps::grid_table_cropped(8, 9, 4, 8); }));
+}
+
 std::vector<row> census() {
   std::vector<row> rows;
   add_core_ode(rows);
@@ -2368,6 +2414,7 @@ std::vector<row> census() {
   add_views_and_readers(rows);
   add_rule_table_and_validators(rows);
   add_registry_gaps(rows);
+  add_multiaxis_layouts(rows);
   return rows;
 }
 
