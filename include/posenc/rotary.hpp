@@ -11,3 +11,4 @@
 #include <posenc/rotary/scaling.hpp>  // IWYU pragma: export
 #include <posenc/rotary/table.hpp>    // IWYU pragma: export
 #include <posenc/rotary/config.hpp>   // IWYU pragma: export
+#include <posenc/rotary/diffusion.hpp>  // IWYU pragma: export

@@ -2400,6 +2400,60 @@ void add_multiaxis_layouts(std::vector<row>& rows) {
                                           [gopt] { (void)ps::grid_table_cropped(8, 4, 4, 8, gopt([](auto& o) { o.base_size = nan; })); }));
   rows.push_back(expect<invalid_argument>("sinusoidal::grid_table_cropped", "height out of range (> max_size)", "height",
                                           [] { (void)ps::grid_table_cropped(8, 9, 4, 8); }));
+  namespace rt = posenc::rotary;
+  using dims3 = std::array<std::size_t, 3>;
+  for (const char* name : {"rotary::axes_nd", "rotary::flux_frequencies", "rotary::hunyuan_video_frequencies",
+                           "rotary::qwen_image_frequencies"}) {
+    const std::string n = name;
+    const auto call = [n](std::span<const std::size_t> dims, double theta) {
+      if (n == "rotary::axes_nd") (void)rt::axes_nd(dims, theta);
+      if (n == "rotary::flux_frequencies") (void)rt::flux_frequencies(dims, theta);
+      if (n == "rotary::hunyuan_video_frequencies") (void)rt::hunyuan_video_frequencies(dims, theta);
+      if (n == "rotary::qwen_image_frequencies") (void)rt::qwen_image_frequencies(dims, theta);
+    };
+    rows.push_back(expect<invalid_argument>(name, "axes_dim (empty)", "axes_dim", [call] { call({}, 10000); }));
+    rows.push_back(expect<invalid_argument>(name, "axes_dim[1] = 0", "axes_dim[1]", [call] { call(dims3{16, 0, 56}, 10000); }));
+    rows.push_back(expect<size_error>(name, "axes_dim[0] = SIZE_MAX - 1", "axes_dim", [call] { call(dims3{huge - 1, 56, 56}, 10000); }));
+    rows.push_back(expect<non_finite_error>(name, "theta NaN", "theta", [call] { call(dims3{16, 56, 56}, nan); }));
+  }
+  rows.push_back(expect<invalid_argument>("rotary::wan_frequencies", "head_dim = 0", "head_dim", [] { (void)rt::wan_frequencies(0); }));
+  rows.push_back(expect<size_error>("rotary::wan_frequencies", "head_dim = SIZE_MAX - 1", "head_dim", [] { (void)rt::wan_frequencies(huge - 1); }));
+  rows.push_back(expect<non_finite_error>("rotary::wan_frequencies", "theta Inf", "theta", [] { (void)rt::wan_frequencies(128, inf); }));
+  rows.push_back(expect<size_error>("rotary::grid_positions_3d", "frames = SIZE_MAX", "frames", [] { (void)rt::grid_positions_3d(huge, 2, 2); }));
+  rows.push_back(expect<size_error>("rotary::grid_positions_3d", "frames * height * width = 2^62", "frames * height * width",
+                                    [p2] { (void)rt::grid_positions_3d(p2(30), p2(30), 4); }));
+  rows.push_back(expect<size_error>("rotary::flux_positions", "text_tokens = SIZE_MAX", "text_tokens", [] { (void)rt::flux_positions(huge, 4, 4); }));
+  rows.push_back(expect<size_error>("rotary::flux_positions", "height * width = 2^60", "height",
+                                    [p2] { (void)rt::flux_positions(4, p2(30), p2(30)); }));
+  rows.push_back(expect<invalid_argument>("rotary::flux_patches", "vae_scale_factor = 0", "vae_scale_factor", [] { (void)rt::flux_patches(1024, 0); }));
+  rows.push_back(expect<size_error>("rotary::flux_patches", "vae_scale_factor = SIZE_MAX (2 * vae_scale_factor overflows)",
+                                    "2 * vae_scale_factor", [] { (void)rt::flux_patches(1024, huge); }));
+  rows.push_back(expect<invalid_argument>("rotary::wan_positions", "patch_size (1, 0, 2) = 0", "patch_size",
+                                          [] { (void)rt::wan_positions(21, 60, 104, {1, 0, 2}); }));
+  rows.push_back(expect<invalid_argument>("rotary::wan_positions", "latent_height = SIZE_MAX", "latent_height",
+                                          [] { (void)rt::wan_positions(21, huge, 104); }));
+  rows.push_back(expect<size_error>("rotary::wan_positions", "max_seq_len = SIZE_MAX: frames * height * width = 2^62",
+                                    "frames * height * width", [p2] { (void)rt::wan_positions(p2(30), p2(30), 4, {1, 1, 1}, huge); }));
+  rows.push_back(expect<invalid_argument>("rotary::hunyuan_video_positions", "patch_size = 0", "patch_size",
+                                          [] { (void)rt::hunyuan_video_positions(9, 40, 64, 0); }));
+  rows.push_back(expect<size_error>("rotary::hunyuan_video_positions", "latent_frames = SIZE_MAX", "frames",
+                                    [] { (void)rt::hunyuan_video_positions(huge, 40, 64); }));
+  rows.push_back(expect<size_error>("rotary::hunyuan_video_positions", "frames * height * width = 2^62", "frames * height * width",
+                                    [p2] { (void)rt::hunyuan_video_positions(p2(30), p2(31), p2(3), 2, 1); }));
+  rows.push_back(expect<invalid_argument>("rotary::qwen_image_positions", "images (empty)", "images", [] { (void)rt::qwen_image_positions({}, 4); }));
+  rows.push_back(expect<invalid_argument>("rotary::qwen_image_positions", "text_tokens = SIZE_MAX", "text_tokens", [] {
+    const std::array<rt::qwen_image_shape, 1> one{{{1, 4, 4}}};
+    (void)rt::qwen_image_positions(one, huge);
+  }));
+  rows.push_back(expect<size_error>("rotary::qwen_image_positions", "images[0] = (1, 2^30, 2^30): frames * height * width overflows",
+                                    "frames * height * width", [p2] {
+    const std::array<rt::qwen_image_shape, 1> big{{{1, p2(30), p2(30)}}};
+    (void)rt::qwen_image_positions(big, 4);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::qwen_image_positions", "images[0] out of range (height 9000)", "images[0]", [] {
+    const std::array<rt::qwen_image_shape, 1> tall{{{1, 9000, 4}}};
+    (void)rt::qwen_image_positions(tall, 4);
+  }));
 }
 
 std::vector<row> census() {
