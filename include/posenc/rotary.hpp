@@ -12,3 +12,4 @@
 #include <posenc/rotary/table.hpp>    // IWYU pragma: export
 #include <posenc/rotary/config.hpp>   // IWYU pragma: export
 #include <posenc/rotary/diffusion.hpp>  // IWYU pragma: export
+#include <posenc/rotary/vision.hpp>     // IWYU pragma: export
