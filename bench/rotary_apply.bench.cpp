@@ -22,9 +22,11 @@
 // Counters: bytes moved per second (GB/s: read + written bytes of the operation), MiB per tensor.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <posenc/core/thread_pool.hpp>
@@ -289,3 +291,90 @@ BENCHMARK(BM_alibi_write<float>)->ArgNames({"form", "mask"})->Args({0, 0})->Args
 BENCHMARK(BM_add_const<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_alibi_add<float>)->ArgNames({"form", "mask"})->Args({0, 0})->Args({0, 1})->Args({2, 0})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- Multi-axis RoPE (M-RoPE of Qwen2.5-VL) ----
+//  - BM_inplace_floor<T>: the bytes of q and k [1, 32, 4096, 128] xor-ed in place with a zero the
+//    compiler cannot fold (the "multiply by one" of an in-place pass without its arithmetic): the
+//    same bytes read and written as the in-place rotation, the floor of an in-place pass;
+//  - BM_mrope_dense<T>: rotary::apply_inplace with Qwen2.5-VL's axis frequencies (head_dim 128,
+//    theta 1e6, mrope_section [16, 24, 24], half layout) at position_ids [3, 4096] of a prompt:
+//    prompt 0 text only (the three axes equal), 1 text + one image of 60 x 60 merged patches (3600
+//    tokens) + text (rotary::get_rope_index), the 1-D BM_rope_dense beside them;
+//  - BM_mrope_tokens<T>: the same in the token-major layout [4096, 32, 128] (ragged, positions [3, tokens]).
+namespace {
+
+template <class T>
+void BM_inplace_floor(benchmark::State& state) {
+  const std::size_t n = H * S * D;
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint16_t>;  // T's bytes
+  std::vector<U> q(n), k(n);
+  for (std::size_t i = 0; i < n; ++i) q[i] = k[i] = static_cast<U>(i * 2654435761u);
+  U zero = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(zero);  // an x ^ 0 the compiler cannot drop: every byte read and written
+    for (std::size_t i = 0; i < n; ++i) q[i] ^= zero;
+    for (std::size_t i = 0; i < n; ++i) k[i] ^= zero;
+    benchmark::DoNotOptimize(q.data());
+    benchmark::DoNotOptimize(k.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(4 * n * sizeof(T)));
+}
+
+/// position_ids [3, S] of a prompt: text only, or text (20 tokens) + an image of 120 x 120 patches
+/// (60 x 60 after the 2 x 2 merge: 3600 tokens) + text, as Qwen2.5-VL's get_rope_index gives them.
+std::vector<std::int64_t> mrope_positions(bool image) {
+  std::vector<std::int64_t> types(S, 0);
+  std::vector<pr::vision_grid> grids;
+  if (image) {
+    std::fill(types.begin() + 20, types.begin() + 20 + 3600, 1);
+    grids.push_back({1, 120, 120});
+  }
+  return pr::get_rope_index(types, 1, S, grids, {}).position_ids;
+}
+
+template <class T>
+void BM_mrope_dense(benchmark::State& state) {
+  const std::size_t n = H * S * D;
+  auto q = filled<T>(n), k = filled<T>(n);
+  const auto af = pr::mrope(D, 1e6, std::vector<std::size_t>{16, 24, 24});
+  const auto pos = mrope_positions(state.range(0) != 0);
+  pr::apply_options o;
+  o.layout = pr::layout::half;
+  for (auto _ : state) {
+    pr::apply_inplace<T>(pr::dense_view<T>::contiguous(q.data(), {1, H, S, D}),
+                         pr::dense_view<T>::contiguous(k.data(), {1, H, S, D}), af, pr::axis_positions(pos, 3), o);
+    benchmark::DoNotOptimize(q.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(4 * n * sizeof(T)));
+}
+
+template <class T>
+void BM_mrope_tokens(benchmark::State& state) {
+  const std::size_t n = S * H * D;
+  auto q = filled<T>(n), k = filled<T>(n);
+  const auto af = pr::mrope(D, 1e6, std::vector<std::size_t>{16, 24, 24});
+  const auto pos = mrope_positions(state.range(0) != 0);
+  pr::apply_options o;
+  o.layout = pr::layout::half;
+  for (auto _ : state) {
+    pr::apply_ragged_inplace<T>(pr::ragged_view<T>::contiguous(q.data(), {S, H, D}),
+                                pr::ragged_view<T>::contiguous(k.data(), {S, H, D}), pr::axis_positions(pos, 3), af, o);
+    benchmark::DoNotOptimize(q.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(4 * n * sizeof(T)));
+}
+
+}  // namespace
+
+BENCHMARK(BM_inplace_floor<float>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_mrope_dense<float>)->ArgNames({"image"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_mrope_tokens<float>)->ArgNames({"image"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_inplace_floor<Eigen::bfloat16>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_mrope_dense<Eigen::bfloat16>)->ArgNames({"image"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_mrope_tokens<Eigen::bfloat16>)->ArgNames({"image"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();

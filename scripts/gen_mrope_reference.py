@@ -21,7 +21,8 @@ rope_theta, mrope_section, partial_rotary_factor; no Hub access, no weights):
 * the module's own float32 forward (transformers' real arithmetic) for the first sequence's
   first 8 tokens: ``cos_f32.npy``, ``sin_f32.npy`` [8, rotary_dim].
 
-``meta.json`` holds the inputs (token types, mask, grids, seconds per grid), the model's
+``config.json`` is the model's full configuration class (text_config, vision_config) as
+transformers serializes it, for rotary::load_mrope_config. ``meta.json`` holds the inputs (token types, mask, grids, seconds per grid), the model's
 constants and the layout. Usage:
 
     $(scripts/torch-venv.sh)/bin/python scripts/gen_mrope_reference.py
@@ -39,6 +40,7 @@ import types
 import numpy as np
 import torch
 
+from transformers import Ernie4_5_VLMoeConfig, Glm4vConfig, Qwen2_5_VLConfig, Qwen2VLConfig, Qwen3VLConfig
 from transformers.models.ernie4_5_vl_moe import modeling_ernie4_5_vl_moe as m_ernie
 from transformers.models.ernie4_5_vl_moe.configuration_ernie4_5_vl_moe import Ernie4_5_VLMoeTextConfig
 from transformers.models.glm4v import modeling_glm4v as m_glm
@@ -67,20 +69,20 @@ def text_config(cls, head_dim, theta, section, heads, partial=None, interleaved=
 
 # name, modules, text config (as the real model's), vision constants, layout
 MODELS = [
-    dict(name="qwen2_vl", mod=m_q2, model=m_q2.Qwen2VLModel, rot=m_q2.Qwen2VLRotaryEmbedding,
+    dict(name="qwen2_vl", full=Qwen2VLConfig, mod=m_q2, model=m_q2.Qwen2VLModel, rot=m_q2.Qwen2VLRotaryEmbedding,
          cfg=text_config(Qwen2VLTextConfig, 128, 1000000.0, [16, 24, 24], 28),
          vision=dict(spatial_merge_size=2), layout="half", style="sections", split_frames=False),
-    dict(name="qwen2_5_vl", mod=m_q25, model=m_q25.Qwen2_5_VLModel, rot=m_q25.Qwen2_5_VLRotaryEmbedding,
+    dict(name="qwen2_5_vl", full=Qwen2_5_VLConfig, mod=m_q25, model=m_q25.Qwen2_5_VLModel, rot=m_q25.Qwen2_5_VLRotaryEmbedding,
          cfg=text_config(Qwen2_5_VLTextConfig, 128, 1000000.0, [16, 24, 24], 28),
          vision=dict(spatial_merge_size=2, tokens_per_second=2), layout="half", style="sections",
          split_frames=False),
-    dict(name="qwen3_vl", mod=m_q3, model=m_q3.Qwen3VLModel, rot=m_q3.Qwen3VLTextRotaryEmbedding,
+    dict(name="qwen3_vl", full=Qwen3VLConfig, mod=m_q3, model=m_q3.Qwen3VLModel, rot=m_q3.Qwen3VLTextRotaryEmbedding,
          cfg=text_config(Qwen3VLTextConfig, 128, 5000000.0, [24, 20, 20], 32, interleaved=True),
          vision=dict(spatial_merge_size=2), layout="half", style="interleaved", split_frames=True),
-    dict(name="glm4v", mod=m_glm, model=m_glm.Glm4vModel, rot=m_glm.Glm4vTextRotaryEmbedding,
+    dict(name="glm4v", full=Glm4vConfig, mod=m_glm, model=m_glm.Glm4vModel, rot=m_glm.Glm4vTextRotaryEmbedding,
          cfg=text_config(Glm4vTextConfig, 128, 10000.0, [8, 12, 12], 32, partial=0.5),
          vision=dict(spatial_merge_size=2), layout="interleaved", style="sections", split_frames=True),
-    dict(name="ernie4_5_vl_moe", mod=m_ernie, model=m_ernie.Ernie4_5_VLMoeModel,
+    dict(name="ernie4_5_vl_moe", full=Ernie4_5_VLMoeConfig, mod=m_ernie, model=m_ernie.Ernie4_5_VLMoeModel,
          rot=m_ernie.Ernie4_5_VLMoeTextRotaryEmbedding,
          cfg=text_config(Ernie4_5_VLMoeTextConfig, 128, 500000.0, [22, 22, 20], 20),
          vision=dict(spatial_merge_size=2, temporal_merge_size=2), layout="interleaved", style="ernie",
@@ -208,6 +210,8 @@ def main():
             batch=2,
             seq=SEQ,
         )
+        full = m["full"](text_config=m["cfg"].to_dict(), vision_config=dict(m["vision"]))
+        (d / "config.json").write_text(full.to_json_string())
         (d / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
         index.append(m["name"])
         print(m["name"], "deltas", deltas.tolist(), "positions max", int(pos.max()))

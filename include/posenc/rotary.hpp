@@ -11,5 +11,9 @@
 #include <posenc/rotary/scaling.hpp>  // IWYU pragma: export
 #include <posenc/rotary/table.hpp>    // IWYU pragma: export
 #include <posenc/rotary/config.hpp>   // IWYU pragma: export
+#include <posenc/rotary/axes.hpp>     // IWYU pragma: export
+#include <posenc/rotary/axes_apply.hpp>  // IWYU pragma: export
+#include <posenc/rotary/mrope.hpp>    // IWYU pragma: export
+#include <posenc/rotary/mrope_config.hpp>  // IWYU pragma: export
 #include <posenc/rotary/diffusion.hpp>  // IWYU pragma: export
 #include <posenc/rotary/vision.hpp>     // IWYU pragma: export

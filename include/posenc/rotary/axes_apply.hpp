@@ -210,10 +210,10 @@ void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, axis_positions pos
       co.fill(rows, x);
       for (std::size_t r = 0; r < rows; ++r) {
         const auto t = static_cast<std::ptrdiff_t>(t0 + r);
-        bad[part] |= static_cast<char>(numeric::detail::rotate_heads<T, W>(
+        bad[part] |= static_cast<char>(detail::rotate_heads<T, W>(
             q.data + t * q.strides[0], q.strides[1], qh, co.q(r), p.half, p.interleaved, p.check_finite));
         if (kh != 0)
-          bad[part] |= static_cast<char>(numeric::detail::rotate_heads<T, W>(
+          bad[part] |= static_cast<char>(detail::rotate_heads<T, W>(
               k.data + t * k.strides[0], k.strides[1], kh, co.k(r), p.half, p.interleaved, p.check_finite));
       }
     }

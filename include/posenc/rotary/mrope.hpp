@@ -139,7 +139,7 @@ inline rope_index get_rope_index(std::span<const std::int64_t> mm_token_type_ids
                                  std::span<const float> second_per_grid_ts = {}, const rope_index_options& opt = {}) {
   constexpr std::string_view where = "rotary::get_rope_index";
   const std::size_t n = checked::mul(batch, seq, where, "batch * seq");
-  const std::size_t total = checked::mul(n, 3, where, "3 * batch * seq");
+  const std::size_t total = checked::mul(n, std::size_t{3}, where, "3 * batch * seq");
   posenc::detail::require<shape_error>(mm_token_type_ids.size() == n, where,
                                        "mm_token_type_ids: expected [batch, seq] = ", n, " values, got ",
                                        mm_token_type_ids.size());
