@@ -2456,6 +2456,7 @@ void add_multiaxis_layouts(std::vector<row>& rows) {
   }));
   // rotary/vision.hpp
   using grids1 = std::array<rt::vision_grid, 1>;
+  constexpr std::int64_t i64huge = std::numeric_limits<std::int64_t>::max(), i2e30 = std::int64_t{1} << 30;
   rows.push_back(expect<invalid_argument>("rotary::qwen_vl_vision_frequencies", "head_dim = 0", "head_dim", [] { (void)rt::qwen_vl_vision_frequencies(0); }));
   rows.push_back(expect<size_error>("rotary::qwen_vl_vision_frequencies", "head_dim = SIZE_MAX - 3", "head_dim", [] { (void)rt::qwen_vl_vision_frequencies(huge - 3); }));
   rows.push_back(expect<non_finite_error>("rotary::qwen_vl_vision_frequencies", "theta NaN", "theta", [] { (void)rt::qwen_vl_vision_frequencies(80, nan); }));
@@ -2470,16 +2471,16 @@ void add_multiaxis_layouts(std::vector<row>& rows) {
   rows.push_back(expect<non_finite_error>("rotary::dinov3_frequencies", "theta Inf", "theta", [] { (void)rt::dinov3_frequencies(64, 4, 4, inf); }));
   rows.push_back(expect<invalid_argument>("rotary::qwen_vl_vision_positions", "spatial_merge_size = 0", "spatial_merge_size",
                                           [] { (void)rt::qwen_vl_vision_positions(grids1{{{1, 4, 4}}}, 0); }));
-  rows.push_back(expect<size_error>("rotary::qwen_vl_vision_positions", "grids[0].t = SIZE_MAX", "frames",
-                                    [] { (void)rt::qwen_vl_vision_positions(grids1{{{huge, 4, 4}}}, 2); }));
+  rows.push_back(expect<size_error>("rotary::qwen_vl_vision_positions", "grids[0].t = INT64_MAX", "frames",
+                                    [] { (void)rt::qwen_vl_vision_positions(grids1{{{i64huge, 4, 4}}}, 2); }));
   rows.push_back(expect<size_error>("rotary::qwen_vl_vision_positions", "grids[0] = (1, 2^30, 2^30): t * h * w overflows", "frames * height * width",
-                                    [p2] { (void)rt::qwen_vl_vision_positions(grids1{{{1, p2(30), p2(30)}}}, 2); }));
+                                    [] { (void)rt::qwen_vl_vision_positions(grids1{{{1, i2e30, i2e30}}}, 2); }));
   rows.push_back(expect<invalid_argument>("rotary::qwen2_5_vl_window_order", "patch_size = 0", "patch_size",
                                           [] { (void)rt::qwen2_5_vl_window_order(grids1{{{1, 4, 4}}}, 2, 112, 0); }));
-  rows.push_back(expect<size_error>("rotary::qwen2_5_vl_window_order", "grids[0].t = SIZE_MAX", "frames",
-                                    [] { (void)rt::qwen2_5_vl_window_order(grids1{{{huge, 4, 4}}}); }));
+  rows.push_back(expect<size_error>("rotary::qwen2_5_vl_window_order", "grids[0].t = INT64_MAX", "frames",
+                                    [] { (void)rt::qwen2_5_vl_window_order(grids1{{{i64huge, 4, 4}}}); }));
   rows.push_back(expect<size_error>("rotary::qwen2_5_vl_window_order", "grids[0] = (1, 2^30, 2^30): t * h * w overflows", "frames * height * width",
-                                    [p2] { (void)rt::qwen2_5_vl_window_order(grids1{{{1, p2(30), p2(30)}}}); }));
+                                    [] { (void)rt::qwen2_5_vl_window_order(grids1{{{1, i2e30, i2e30}}}); }));
   rows.push_back(expect<invalid_argument>("rotary::reorder_positions", "axes = 0", "axes", [] {
     const std::vector<std::int64_t> p{0, 1}, o{0, 1};
     (void)rt::reorder_positions(p, 0, o);
@@ -2496,16 +2497,18 @@ void add_multiaxis_layouts(std::vector<row>& rows) {
     const std::vector<std::int64_t> p{0, 1}, o{0, 7};
     (void)rt::reorder_positions(p, 1, o);
   }));
-  rows.push_back(expect<size_error>("rotary::pixtral_vision_positions", "grids[0].h = SIZE_MAX", "height",
-                                    [] { (void)rt::pixtral_vision_positions(grids1{{{1, huge, 4}}}); }));
+  rows.push_back(expect<size_error>("rotary::pixtral_vision_positions", "grids[0].h = INT64_MAX", "height",
+                                    [] { (void)rt::pixtral_vision_positions(grids1{{{1, i64huge, 4}}}); }));
   rows.push_back(expect<size_error>("rotary::pixtral_vision_positions", "grids[0] = (1, 2^30, 2^30): h * w overflows", "frames * height * width",
-                                    [p2] { (void)rt::pixtral_vision_positions(grids1{{{1, p2(30), p2(30)}}}); }));
+                                    [] { (void)rt::pixtral_vision_positions(grids1{{{1, i2e30, i2e30}}}); }));
   rows.push_back(expect<size_error>("rotary::llama4_vision_positions", "side = SIZE_MAX", "height", [] { (void)rt::llama4_vision_positions(huge); }));
   rows.push_back(expect<size_error>("rotary::llama4_vision_positions", "side = 2^30: side * side overflows", "frames * height * width",
                                     [p2] { (void)rt::llama4_vision_positions(p2(30)); }));
   rows.push_back(expect<size_error>("rotary::dinov3_positions", "grid_h = SIZE_MAX", "height", [] { (void)rt::dinov3_positions(huge, 4); }));
   rows.push_back(expect<size_error>("rotary::dinov3_positions", "grid_h * grid_w = 2^60", "frames * height * width",
                                     [p2] { (void)rt::dinov3_positions(p2(30), p2(30)); }));
+  rows.push_back(expect<invalid_argument>("rotary::qwen_vl_vision_positions", "grids[0].h = -2 (negative)", "grids[0]",
+                                          [] { (void)rt::qwen_vl_vision_positions(grids1{{{1, -2, 4}}}, 2); }));
 }
 
 std::vector<row> census() {

@@ -81,6 +81,9 @@ TEST_CASE("vision rope: errors name the argument") {
             "grids[0]: expected h and w multiples of spatial_merge_size = 2"));
   CHECK(has(message_of<posenc::invalid_argument>([&] { (void)rt::qwen_vl_vision_positions(odd, 0); }),
             "spatial_merge_size"));
+  const std::array<rt::vision_grid, 1> negative{{{1, -2, 4}}};
+  CHECK(has(message_of<posenc::invalid_argument>([&] { (void)rt::pixtral_vision_positions(negative); }),
+            "grids[0]: expected (t, h, w) >= 0, got (1, -2, 4)"));
   const std::array<rt::vision_grid, 1> ok{{{1, 4, 4}}};
   CHECK(has(message_of<posenc::invalid_argument>([&] { (void)rt::qwen2_5_vl_window_order(ok, 2, 16, 14); }),
             "window_size"));

@@ -33,15 +33,20 @@
 #include <posenc/rotary/axes.hpp>
 #include <posenc/rotary/diffusion.hpp>
 #include <posenc/rotary/frequencies.hpp>
+#include <posenc/rotary/mrope.hpp>
 
 namespace posenc::rotary {
 
-/// One image or video of a vision tower, in patches: t x h x w (transformers' grid_thw row).
-struct vision_grid {
-  std::size_t t = 1, h = 0, w = 0;
-};
-
 namespace detail {
+
+/// The (t, h, w) of grids[k] (rotary::vision_grid, rotary/mrope.hpp: transformers' grid_thw row,
+/// in patches) as sizes; throws invalid_argument naming grids[k] for a negative one.
+inline std::array<std::size_t, 3> grid_dims(std::span<const vision_grid> grids, std::size_t k, std::string_view where) {
+  const vision_grid& g = grids[k];
+  posenc::detail::require(g.t >= 0 && g.h >= 0 && g.w >= 0, where, "grids[", k,
+                          "]: expected (t, h, w) >= 0, got (", g.t, ", ", g.h, ", ", g.w, ")");
+  return {static_cast<std::size_t>(g.t), static_cast<std::size_t>(g.h), static_cast<std::size_t>(g.w)};
+}
 
 inline void require_vision_head_dim(std::size_t head_dim, std::string_view where) {
   posenc::detail::require(head_dim >= 4 && head_dim % 4 == 0, where,
@@ -58,9 +63,22 @@ inline void require_theta(double theta, std::string_view where) {
 /// The token count of the grids (each t h w), checked, and 2 * tokens.
 inline std::size_t vision_tokens(std::span<const vision_grid> grids, std::string_view where) {
   std::size_t n = 0;
-  for (const auto& g : grids) n = checked::add(n, detail::grid_cells(g.t, g.h, g.w, where), where, "tokens");
+  for (std::size_t k = 0; k < grids.size(); ++k) {
+    const auto [t, h, w] = grid_dims(grids, k, where);
+    n = checked::add(n, detail::grid_cells(t, h, w, where), where, "tokens");
+  }
   (void)checked::elements(n, 2, where, "2 * tokens");
   return n;
+}
+
+/// Each grid's h and w a multiple of the merge size m (after vision_tokens checked them >= 0).
+inline void require_merge_multiples(std::span<const vision_grid> grids, std::size_t m, std::string_view where) {
+  for (std::size_t k = 0; k < grids.size(); ++k) {
+    const auto [t, h, w] = grid_dims(grids, k, where);
+    posenc::detail::require(h % m == 0 && w % m == 0, where, "grids[", k,
+                            "]: expected h and w multiples of spatial_merge_size = ", m, ", got (", t, ", ", h, ", ", w,
+                            ")");
+  }
 }
 
 }  // namespace detail
@@ -84,22 +102,21 @@ inline std::vector<std::int64_t> qwen_vl_vision_positions(std::span<const vision
   constexpr std::string_view where = "rotary::qwen_vl_vision_positions";
   posenc::detail::require(spatial_merge_size >= 1, where, "spatial_merge_size: expected >= 1, got ", spatial_merge_size);
   const std::size_t m = spatial_merge_size;
-  for (std::size_t k = 0; k < grids.size(); ++k)
-    posenc::detail::require(grids[k].h % m == 0 && grids[k].w % m == 0, where, "grids[", k,
-                            "]: expected h and w multiples of spatial_merge_size = ", m, ", got (", grids[k].t, ", ",
-                            grids[k].h, ", ", grids[k].w, ")");
   const std::size_t n = detail::vision_tokens(grids, where);
+  detail::require_merge_multiples(grids, m, where);
   auto ids = checked::make_vector<std::int64_t>(2 * n, where, "2 * tokens");
   std::size_t c = 0;
-  for (const auto& g : grids)
-    for (std::size_t t = 0; t < g.t; ++t)
-      for (std::size_t bh = 0; bh < g.h / m; ++bh)
-        for (std::size_t bw = 0; bw < g.w / m; ++bw)
+  for (std::size_t k = 0; k < grids.size(); ++k) {
+    const auto [gt, gh, gw] = detail::grid_dims(grids, k, where);
+    for (std::size_t t = 0; t < gt; ++t)
+      for (std::size_t bh = 0; bh < gh / m; ++bh)
+        for (std::size_t bw = 0; bw < gw / m; ++bw)
           for (std::size_t i = 0; i < m; ++i)
             for (std::size_t j = 0; j < m; ++j, ++c) {
               ids[c] = static_cast<std::int64_t>(bh * m + i);
               ids[n + c] = static_cast<std::int64_t>(bw * m + j);
             }
+  }
   return ids;
 }
 
@@ -125,20 +142,18 @@ inline vision_window_order qwen2_5_vl_window_order(std::span<const vision_grid> 
   const std::size_t m = spatial_merge_size, v = window_size / m / patch_size;
   posenc::detail::require(v >= 1, where, "window_size: expected at least spatial_merge_size * patch_size = ",
                           m * patch_size, ", got ", window_size);
-  for (std::size_t k = 0; k < grids.size(); ++k)
-    posenc::detail::require(grids[k].h % m == 0 && grids[k].w % m == 0, where, "grids[", k,
-                            "]: expected h and w multiples of spatial_merge_size = ", m, ", got (", grids[k].t, ", ",
-                            grids[k].h, ", ", grids[k].w, ")");
   const std::size_t n = detail::vision_tokens(grids, where);
+  detail::require_merge_multiples(grids, m, where);
   (void)checked::cast<std::int32_t>(n, where, "tokens");
   vision_window_order o;
   o.cu_window_seqlens.push_back(0);
   std::size_t base = 0;
   const std::size_t unit = m * m;
-  for (const auto& g : grids) {
-    const std::size_t gh = g.h / m, gw = g.w / m;
+  for (std::size_t k = 0; k < grids.size(); ++k) {
+    const auto [g_t, g_h, g_w] = detail::grid_dims(grids, k, where);
+    const std::size_t gh = g_h / m, gw = g_w / m;
     const std::size_t nh = gh / v + 1, nw = gw / v + 1;  // transformers pads by v - g % v (a full window when g % v == 0)
-    for (std::size_t t = 0; t < g.t; ++t)
+    for (std::size_t t = 0; t < g_t; ++t)
       for (std::size_t a = 0; a < nh; ++a)
         for (std::size_t b = 0; b < nw; ++b) {
           std::size_t count = 0;
@@ -148,7 +163,7 @@ inline vision_window_order qwen2_5_vl_window_order(std::span<const vision_grid> 
           const std::int32_t end = o.cu_window_seqlens.back() + static_cast<std::int32_t>(count * unit);
           if (end != o.cu_window_seqlens.back()) o.cu_window_seqlens.push_back(end);
         }
-    base += g.t * gh * gw;
+    base += g_t * gh * gw;
   }
   o.token_order.reserve(n);
   for (const std::int64_t u : o.window_index)
@@ -200,17 +215,20 @@ inline axis_frequencies pixtral_vision_frequencies(std::size_t head_dim = 64, do
 /// concatenated (grids[k].t must be 1).
 inline std::vector<std::int64_t> pixtral_vision_positions(std::span<const vision_grid> grids) {
   constexpr std::string_view where = "rotary::pixtral_vision_positions";
+  const std::size_t n = detail::vision_tokens(grids, where);
   for (std::size_t k = 0; k < grids.size(); ++k)
     posenc::detail::require(grids[k].t == 1, where, "grids[", k, "].t: expected 1 (images), got ", grids[k].t);
-  const std::size_t n = detail::vision_tokens(grids, where);
   auto ids = checked::make_vector<std::int64_t>(2 * n, where, "2 * tokens");
   std::size_t c = 0;
-  for (const auto& g : grids)
-    for (std::size_t i = 0; i < g.h; ++i)
-      for (std::size_t j = 0; j < g.w; ++j, ++c) {
+  for (std::size_t k = 0; k < grids.size(); ++k) {
+    const auto [gt, gh, gw] = detail::grid_dims(grids, k, where);
+    (void)gt;
+    for (std::size_t i = 0; i < gh; ++i)
+      for (std::size_t j = 0; j < gw; ++j, ++c) {
         ids[c] = static_cast<std::int64_t>(i);
         ids[n + c] = static_cast<std::int64_t>(j);
       }
+  }
   return ids;
 }
 
