@@ -2511,6 +2511,63 @@ void add_multiaxis_layouts(std::vector<row>& rows) {
                                           [] { (void)rt::qwen_vl_vision_positions(grids1{{{1, -2, 4}}}, 2); }));
 }
 
+// Multi-axis RoPE and M-RoPE (posenc/rotary/axes.hpp, mrope.hpp, mrope_config.hpp).
+void add_multi_axis(std::vector<row>& rows) {
+  namespace pr = posenc::rotary;
+  const std::vector<std::size_t> sec{16, 24, 24};
+  rows.push_back(expect<invalid_argument>("rotary::mrope_axes", "section (empty)", "section", [] {
+    (void)pr::mrope_axes(pr::default_frequencies(8), std::vector<std::size_t>{}, pr::mrope_style::sections);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::mrope_axes", "section = {SIZE_MAX, 2} (its sum overflows)", "section", [] {
+    (void)pr::mrope_axes(pr::default_frequencies(8), std::vector<std::size_t>{huge, 2}, pr::mrope_style::sections);
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::mrope_axes", "freqs.inv_freq[1] = NaN", "freqs.inv_freq", [] {
+    auto f = pr::default_frequencies(8);
+    f.inv_freq[1] = static_cast<long double>(nan);
+    (void)pr::mrope_axes(f, std::vector<std::size_t>{1, 1, 2}, pr::mrope_style::sections);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::mrope_axes", "section (size): 2 entries for the interleaved style", "section", [] {
+    (void)pr::mrope_axes(pr::default_frequencies(8), std::vector<std::size_t>{2, 2}, pr::mrope_style::interleaved);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::mrope", "rotary_dim = 0", "rotary_dim",
+                                          [sec] { (void)pr::mrope(0, 1e6, sec); }));
+  rows.push_back(expect<invalid_argument>("rotary::mrope", "rotary_dim = 2^62", "rotary_dim",
+                                          [sec] { (void)pr::mrope(std::size_t{1} << 62, 1e6, sec); }));
+  rows.push_back(expect<non_finite_error>("rotary::mrope", "theta = NaN", "theta", [sec] { (void)pr::mrope(128, nan, sec); }));
+  rows.push_back(expect<invalid_argument>("rotary::mrope", "section (size): 2 entries, interleaved", "section",
+                                          [] { (void)pr::mrope(8, 1e4, std::vector<std::size_t>{2, 2}, true); }));
+  const std::vector<std::int64_t> types{0, 1, 1, 0};
+  const std::vector<pr::vision_grid> img{{1, 2, 4}};
+  rows.push_back(expect<invalid_argument>("rotary::get_rope_index", "image_grid_thw[0].h = 0", "image_grid_thw", [types] {
+    (void)pr::get_rope_index(types, 1, 4, std::vector<pr::vision_grid>{{1, 0, 4}}, {});
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::get_rope_index", "batch = SIZE_MAX, seq = 2 (batch * seq overflows)",
+                                          "batch * seq", [types, img] { (void)pr::get_rope_index(types, huge, 2, img, {}); }));
+  rows.push_back(expect<non_finite_error>("rotary::get_rope_index", "second_per_grid_ts[0] = NaN", "second_per_grid_ts", [types, img] {
+    const std::vector<float> s{std::numeric_limits<float>::quiet_NaN()};
+    (void)pr::get_rope_index(types, 1, 4, img, std::vector<pr::vision_grid>{{2, 2, 2}}, {}, s);
+  }));
+  rows.push_back(expect<shape_error>("rotary::get_rope_index", "mm_token_type_ids (size): 4 for batch * seq = 8", "mm_token_type_ids",
+                                     [types, img] { (void)pr::get_rope_index(types, 2, 4, img, {}); }));
+  rows.push_back(expect<invalid_argument>("rotary::get_rope_index", "mm_token_type_ids[0, 1] = 3 (out of range)", "mm_token_type_ids", [img] {
+    (void)pr::get_rope_index(std::vector<std::int64_t>{0, 3, 3, 0}, 1, 4, img, {});
+  }));
+  rows.push_back(expect<pr::config_error>("rotary::load_mrope_config", "text_config.head_dim = 0", "head_dim", [] {
+    (void)pr::load_mrope_config(R"({"model_type":"qwen2_vl","text_config":{"head_dim":0,"rope_theta":1e6}})");
+  }));
+  rows.push_back(expect<pr::config_error>("rotary::load_mrope_config", "text_config.head_dim = 2^53", "head_dim", [] {
+    (void)pr::load_mrope_config(R"({"model_type":"qwen2_vl","text_config":{"head_dim":9007199254740992,"rope_theta":1e6}})");
+  }));
+  rows.push_back(expect<pr::config_error>("rotary::load_mrope_config", "rope_theta = 1e400 (Inf)", "rope_theta", [] {
+    (void)pr::load_mrope_config(R"({"model_type":"qwen2_vl","text_config":{"head_dim":128,"rope_theta":1e400}})");
+  }));
+  rows.push_back(expect<pr::config_error>("rotary::load_mrope_config", "short JSON text (truncated buffer)", "JSON",
+                                          [] { (void)pr::load_mrope_config(R"({"model_type":"qwen2_vl","text_con)"); }));
+  rows.push_back(expect<pr::config_error>("rotary::load_mrope_config", "rope_theta missing", "rope_theta", [] {
+    (void)pr::load_mrope_config(R"({"model_type":"qwen2_vl","text_config":{"head_dim":128}})");
+  }));
+}
+
 std::vector<row> census() {
   std::vector<row> rows;
   add_core_ode(rows);
@@ -2524,6 +2581,7 @@ std::vector<row> census() {
   add_rule_table_and_validators(rows);
   add_registry_gaps(rows);
   add_multiaxis_layouts(rows);
+  add_multi_axis(rows);
   return rows;
 }
 

@@ -552,3 +552,38 @@ TEST_CASE("mrope: load_mrope_config refuses what it cannot read exactly, naming 
   CHECK(legacy.head_dim == 128);
   CHECK(legacy.freqs.axis == pr::mrope(128, 1e6, std::vector<std::size_t>{16, 24, 24}).axis);
 }
+
+TEST_CASE("mrope: shared [3, seq] positions equal [3, batch, seq]; the result does not depend on the thread count; empty calls") {
+  const auto af = pr::mrope(64, 1e6, std::vector<std::size_t>{8, 12, 12});
+  const std::size_t B = 3, H = 2, S = 600, D = 64;
+  std::vector<std::int64_t> shared(3 * S), per_batch(3 * B * S);
+  for (std::size_t s = 0; s < S; ++s) {  // text, then a 20 x 25 grid, then text
+    const auto i = static_cast<std::int64_t>(s);
+    const bool img = s >= 50 && s < 550;
+    shared[s] = img ? 50 : (s < 50 ? i : i - 475);
+    shared[S + s] = img ? 50 + (i - 50) / 25 : shared[s];
+    shared[2 * S + s] = img ? 50 + (i - 50) % 25 : shared[s];
+  }
+  for (std::size_t a = 0; a < 3; ++a)
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t s = 0; s < S; ++s) per_batch[(a * B + b) * S + s] = shared[a * S + s];
+  std::mt19937 g(5);
+  std::normal_distribution<float> nd;
+  std::vector<float> q0(B * H * S * D);
+  for (auto& v : q0) v = nd(g);
+  auto q1 = q0, q2 = q0;
+  pr::apply_options opt;
+  opt.layout = pr::layout::half;
+  pr::apply_inplace<float>(dense(q0, B, H, S, D), {}, af, pr::axis_positions(shared, 3), opt);
+  pr::apply_inplace<float>(dense(q1, B, H, S, D), {}, af, pr::axis_positions(per_batch, 3), opt);
+  opt.threads = 2;
+  pr::apply_inplace<float>(dense(q2, B, H, S, D), {}, af, pr::axis_positions(per_batch, 3), opt);
+  CHECK(q0 == q1);
+  CHECK(q1 == q2);
+  // nothing to rotate: no error, nothing read
+  std::vector<std::int64_t> none;
+  CHECK_NOTHROW(pr::apply_inplace<float>(pr::dense_view<float>{nullptr, {1, 2, 0, 64}, {0, 0, 64, 1}}, {}, af,
+                                         pr::axis_positions(none, 3)));
+  CHECK_NOTHROW(pr::apply_ragged_inplace<float>(pr::ragged_view<float>{nullptr, {0, 2, 64}, {128, 64, 1}}, {},
+                                                pr::axis_positions(none, 3), af));
+}

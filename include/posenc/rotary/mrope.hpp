@@ -91,6 +91,10 @@ inline axis_frequencies mrope_axes(frequencies f, std::span<const std::size_t> s
 /// argument.
 inline axis_frequencies mrope(std::size_t rotary_dim, double theta, std::span<const std::size_t> section,
                               bool interleaved = false) {
+  constexpr std::string_view where = "rotary::mrope";
+  posenc::detail::require<non_finite_error>(std::isfinite(theta), where, "theta: expected a finite rope_theta, got ",
+                                            theta);
+  posenc::detail::require(theta > 1, where, "theta: expected rope_theta > 1, got ", theta);
   return mrope_axes(default_frequencies(rotary_dim, theta), section,
                     interleaved ? mrope_style::interleaved : mrope_style::sections);
 }
