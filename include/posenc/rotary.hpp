@@ -15,3 +15,5 @@
 #include <posenc/rotary/axes_apply.hpp>  // IWYU pragma: export
 #include <posenc/rotary/mrope.hpp>    // IWYU pragma: export
 #include <posenc/rotary/mrope_config.hpp>  // IWYU pragma: export
+#include <posenc/rotary/diffusion.hpp>  // IWYU pragma: export
+#include <posenc/rotary/vision.hpp>     // IWYU pragma: export

@@ -4,4 +4,5 @@
 // dynamics that generate the table. Rotary embeddings are in <posenc/rotary.hpp>.
 #pragma once
 
+#include <posenc/sinusoidal/grid.hpp>  // IWYU pragma: export
 #include <posenc/sinusoidal/sinusoidal.hpp>  // IWYU pragma: export

@@ -2363,6 +2363,161 @@ void add_registry_gaps(std::vector<row>& rows) {
   }
 }
 
+// The 2-D sincos tables (posenc/sinusoidal/grid.hpp) and the diffusion / vision RoPE layouts
+// (posenc/rotary/diffusion.hpp): every kind of each entry point.
+void add_multiaxis_layouts(std::vector<row>& rows) {
+  namespace ps = posenc::sinusoidal;
+  constexpr auto p2 = [](int e) { return std::size_t{1} << e; };
+  const auto gopt = [](auto f) {
+    ps::grid_options o;
+    f(o);
+    return o;
+  };
+  rows.push_back(expect<invalid_argument>("sinusoidal::grid_table", "d = 0", "d", [] { (void)ps::grid_table(4, 4, 0); }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table", "grid_h = SIZE_MAX", "grid_h", [] { (void)ps::grid_table(huge, 4, 8); }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table", "grid_h * grid_w = 2^60", "grid_h * grid_w",
+                                    [p2] { (void)ps::grid_table(p2(30), p2(30), 8); }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::grid_table", "options.interpolation_scale NaN", "options.interpolation_scale",
+                                          [gopt] { (void)ps::grid_table(4, 4, 8, gopt([](auto& o) { o.base_size = 4; o.interpolation_scale = nan; })); }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_positions", "n = SIZE_MAX", "n", [] { (void)ps::grid_positions(huge); }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::grid_positions", "options.base_size Inf", "options.base_size",
+                                          [gopt] { (void)ps::grid_positions(4, gopt([](auto& o) { o.base_size = inf; })); }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::grid_table_at", "d = 0", "d", [] {
+    const std::vector<double> x{0, 1};
+    (void)ps::grid_table_at(x, x, 0);
+  }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table_at", "d = SIZE_MAX - 3", "d", [] {
+    const std::vector<double> x{0, 1};
+    (void)ps::grid_table_at(x, x, huge - 3);
+  }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table_at", "h_positions.size() * w_positions.size() = 2^41", "grid_h * grid_w", [p2] {
+    const std::vector<double> h(p2(21)), w(p2(20));
+    (void)ps::grid_table_at(h, w, 8);
+  }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::grid_table_at", "w_positions (NaN)", "w_positions", [] {
+    const std::vector<double> x{0, 1}, bad{0, nan};
+    (void)ps::grid_table_at(x, bad, 8);
+  }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::grid_table_cropped", "d = 0", "d", [] { (void)ps::grid_table_cropped(8, 4, 4, 0); }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table_cropped", "max_size = SIZE_MAX", "max_size",
+                                    [] { (void)ps::grid_table_cropped(huge, 4, 4, 8); }));
+  rows.push_back(expect<size_error>("sinusoidal::grid_table_cropped", "height * width * d = 2^43 elements", "rows",
+                                    [p2] { (void)ps::grid_table_cropped(p2(20), p2(20), p2(20), 8); }));
+  rows.push_back(expect<non_finite_error>("sinusoidal::grid_table_cropped", "options.base_size NaN", "options.base_size",
+                                          [gopt] { (void)ps::grid_table_cropped(8, 4, 4, 8, gopt([](auto& o) { o.base_size = nan; })); }));
+  rows.push_back(expect<invalid_argument>("sinusoidal::grid_table_cropped", "height out of range (> max_size)", "height",
+                                          [] { (void)ps::grid_table_cropped(8, 9, 4, 8); }));
+  namespace rt = posenc::rotary;
+  using dims3 = std::array<std::size_t, 3>;
+  for (const char* name : {"rotary::axes_nd", "rotary::flux_frequencies", "rotary::hunyuan_video_frequencies",
+                           "rotary::qwen_image_frequencies"}) {
+    const std::string n = name;
+    const auto call = [n](std::span<const std::size_t> dims, double theta) {
+      if (n == "rotary::axes_nd") (void)rt::axes_nd(dims, theta);
+      if (n == "rotary::flux_frequencies") (void)rt::flux_frequencies(dims, theta);
+      if (n == "rotary::hunyuan_video_frequencies") (void)rt::hunyuan_video_frequencies(dims, theta);
+      if (n == "rotary::qwen_image_frequencies") (void)rt::qwen_image_frequencies(dims, theta);
+    };
+    rows.push_back(expect<invalid_argument>(name, "axes_dim (empty)", "axes_dim", [call] { call({}, 10000); }));
+    rows.push_back(expect<invalid_argument>(name, "axes_dim[1] = 0", "axes_dim[1]", [call] { call(dims3{16, 0, 56}, 10000); }));
+    rows.push_back(expect<size_error>(name, "axes_dim[0] = SIZE_MAX - 1", "axes_dim", [call] { call(dims3{huge - 1, 56, 56}, 10000); }));
+    rows.push_back(expect<non_finite_error>(name, "theta NaN", "theta", [call] { call(dims3{16, 56, 56}, nan); }));
+  }
+  rows.push_back(expect<invalid_argument>("rotary::wan_frequencies", "head_dim = 0", "head_dim", [] { (void)rt::wan_frequencies(0); }));
+  rows.push_back(expect<size_error>("rotary::wan_frequencies", "head_dim = SIZE_MAX - 1", "head_dim", [] { (void)rt::wan_frequencies(huge - 1); }));
+  rows.push_back(expect<non_finite_error>("rotary::wan_frequencies", "theta Inf", "theta", [] { (void)rt::wan_frequencies(128, inf); }));
+  rows.push_back(expect<size_error>("rotary::grid_positions_3d", "frames = SIZE_MAX", "frames", [] { (void)rt::grid_positions_3d(huge, 2, 2); }));
+  rows.push_back(expect<size_error>("rotary::grid_positions_3d", "frames * height * width = 2^62", "frames * height * width",
+                                    [p2] { (void)rt::grid_positions_3d(p2(30), p2(30), 4); }));
+  rows.push_back(expect<size_error>("rotary::flux_positions", "text_tokens = SIZE_MAX", "text_tokens", [] { (void)rt::flux_positions(huge, 4, 4); }));
+  rows.push_back(expect<size_error>("rotary::flux_positions", "height * width = 2^60", "height",
+                                    [p2] { (void)rt::flux_positions(4, p2(30), p2(30)); }));
+  rows.push_back(expect<invalid_argument>("rotary::flux_patches", "vae_scale_factor = 0", "vae_scale_factor", [] { (void)rt::flux_patches(1024, 0); }));
+  rows.push_back(expect<size_error>("rotary::flux_patches", "vae_scale_factor = SIZE_MAX (2 * vae_scale_factor overflows)",
+                                    "2 * vae_scale_factor", [] { (void)rt::flux_patches(1024, huge); }));
+  rows.push_back(expect<invalid_argument>("rotary::wan_positions", "patch_size (1, 0, 2) = 0", "patch_size",
+                                          [] { (void)rt::wan_positions(21, 60, 104, {1, 0, 2}); }));
+  rows.push_back(expect<invalid_argument>("rotary::wan_positions", "latent_height = SIZE_MAX", "latent_height",
+                                          [] { (void)rt::wan_positions(21, huge, 104); }));
+  rows.push_back(expect<size_error>("rotary::wan_positions", "max_seq_len = SIZE_MAX: frames * height * width = 2^62",
+                                    "frames * height * width", [p2] { (void)rt::wan_positions(p2(30), p2(30), 4, {1, 1, 1}, huge); }));
+  rows.push_back(expect<invalid_argument>("rotary::hunyuan_video_positions", "patch_size = 0", "patch_size",
+                                          [] { (void)rt::hunyuan_video_positions(9, 40, 64, 0); }));
+  rows.push_back(expect<size_error>("rotary::hunyuan_video_positions", "latent_frames = SIZE_MAX", "frames",
+                                    [] { (void)rt::hunyuan_video_positions(huge, 40, 64); }));
+  rows.push_back(expect<size_error>("rotary::hunyuan_video_positions", "frames * height * width = 2^62", "frames * height * width",
+                                    [p2] { (void)rt::hunyuan_video_positions(p2(30), p2(31), p2(3), 2, 1); }));
+  rows.push_back(expect<invalid_argument>("rotary::qwen_image_positions", "images (empty)", "images", [] { (void)rt::qwen_image_positions({}, 4); }));
+  rows.push_back(expect<invalid_argument>("rotary::qwen_image_positions", "text_tokens = SIZE_MAX", "text_tokens", [] {
+    const std::array<rt::qwen_image_shape, 1> one{{{1, 4, 4}}};
+    (void)rt::qwen_image_positions(one, huge);
+  }));
+  rows.push_back(expect<size_error>("rotary::qwen_image_positions", "images[0] = (1, 2^30, 2^30): frames * height * width overflows",
+                                    "frames * height * width", [p2] {
+    const std::array<rt::qwen_image_shape, 1> big{{{1, p2(30), p2(30)}}};
+    (void)rt::qwen_image_positions(big, 4);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::qwen_image_positions", "images[0] out of range (height 9000)", "images[0]", [] {
+    const std::array<rt::qwen_image_shape, 1> tall{{{1, 9000, 4}}};
+    (void)rt::qwen_image_positions(tall, 4);
+  }));
+  // rotary/vision.hpp
+  using grids1 = std::array<rt::vision_grid, 1>;
+  constexpr std::int64_t i64huge = std::numeric_limits<std::int64_t>::max(), i2e30 = std::int64_t{1} << 30;
+  rows.push_back(expect<invalid_argument>("rotary::qwen_vl_vision_frequencies", "head_dim = 0", "head_dim", [] { (void)rt::qwen_vl_vision_frequencies(0); }));
+  rows.push_back(expect<size_error>("rotary::qwen_vl_vision_frequencies", "head_dim = SIZE_MAX - 3", "head_dim", [] { (void)rt::qwen_vl_vision_frequencies(huge - 3); }));
+  rows.push_back(expect<non_finite_error>("rotary::qwen_vl_vision_frequencies", "theta NaN", "theta", [] { (void)rt::qwen_vl_vision_frequencies(80, nan); }));
+  rows.push_back(expect<invalid_argument>("rotary::pixtral_vision_frequencies", "head_dim = 0", "head_dim", [] { (void)rt::pixtral_vision_frequencies(0); }));
+  rows.push_back(expect<size_error>("rotary::pixtral_vision_frequencies", "head_dim = SIZE_MAX - 3", "head_dim", [] { (void)rt::pixtral_vision_frequencies(huge - 3); }));
+  rows.push_back(expect<non_finite_error>("rotary::pixtral_vision_frequencies", "theta Inf", "theta", [] { (void)rt::pixtral_vision_frequencies(64, inf); }));
+  rows.push_back(expect<invalid_argument>("rotary::llama4_vision_frequencies", "head_dim = 0", "head_dim", [] { (void)rt::llama4_vision_frequencies(0); }));
+  rows.push_back(expect<size_error>("rotary::llama4_vision_frequencies", "head_dim = SIZE_MAX - 3", "head_dim", [] { (void)rt::llama4_vision_frequencies(huge - 3); }));
+  rows.push_back(expect<non_finite_error>("rotary::llama4_vision_frequencies", "theta NaN", "theta", [] { (void)rt::llama4_vision_frequencies(88, nan); }));
+  rows.push_back(expect<invalid_argument>("rotary::dinov3_frequencies", "grid_h = 0", "grid_h", [] { (void)rt::dinov3_frequencies(64, 0, 4); }));
+  rows.push_back(expect<size_error>("rotary::dinov3_frequencies", "grid_w = SIZE_MAX", "grid_w", [] { (void)rt::dinov3_frequencies(64, 4, huge); }));
+  rows.push_back(expect<non_finite_error>("rotary::dinov3_frequencies", "theta Inf", "theta", [] { (void)rt::dinov3_frequencies(64, 4, 4, inf); }));
+  rows.push_back(expect<invalid_argument>("rotary::qwen_vl_vision_positions", "spatial_merge_size = 0", "spatial_merge_size",
+                                          [] { (void)rt::qwen_vl_vision_positions(grids1{{{1, 4, 4}}}, 0); }));
+  rows.push_back(expect<size_error>("rotary::qwen_vl_vision_positions", "grids[0].t = INT64_MAX", "frames",
+                                    [] { (void)rt::qwen_vl_vision_positions(grids1{{{i64huge, 4, 4}}}, 2); }));
+  rows.push_back(expect<size_error>("rotary::qwen_vl_vision_positions", "grids[0] = (1, 2^30, 2^30): t * h * w overflows", "frames * height * width",
+                                    [] { (void)rt::qwen_vl_vision_positions(grids1{{{1, i2e30, i2e30}}}, 2); }));
+  rows.push_back(expect<invalid_argument>("rotary::qwen2_5_vl_window_order", "patch_size = 0", "patch_size",
+                                          [] { (void)rt::qwen2_5_vl_window_order(grids1{{{1, 4, 4}}}, 2, 112, 0); }));
+  rows.push_back(expect<size_error>("rotary::qwen2_5_vl_window_order", "grids[0].t = INT64_MAX", "frames",
+                                    [] { (void)rt::qwen2_5_vl_window_order(grids1{{{i64huge, 4, 4}}}); }));
+  rows.push_back(expect<size_error>("rotary::qwen2_5_vl_window_order", "grids[0] = (1, 2^30, 2^30): t * h * w overflows", "frames * height * width",
+                                    [] { (void)rt::qwen2_5_vl_window_order(grids1{{{1, i2e30, i2e30}}}); }));
+  rows.push_back(expect<invalid_argument>("rotary::reorder_positions", "axes = 0", "axes", [] {
+    const std::vector<std::int64_t> p{0, 1}, o{0, 1};
+    (void)rt::reorder_positions(p, 0, o);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::reorder_positions", "axes = SIZE_MAX", "axes", [] {
+    const std::vector<std::int64_t> p{0, 1}, o{0, 1};
+    (void)rt::reorder_positions(p, huge, o);
+  }));
+  rows.push_back(expect<shape_error>("rotary::reorder_positions", "positions short (size)", "positions", [] {
+    const std::vector<std::int64_t> p{0, 1, 2}, o{0, 1};
+    (void)rt::reorder_positions(p, 2, o);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::reorder_positions", "order[1] out of range", "order[1]", [] {
+    const std::vector<std::int64_t> p{0, 1}, o{0, 7};
+    (void)rt::reorder_positions(p, 1, o);
+  }));
+  rows.push_back(expect<size_error>("rotary::pixtral_vision_positions", "grids[0].h = INT64_MAX", "height",
+                                    [] { (void)rt::pixtral_vision_positions(grids1{{{1, i64huge, 4}}}); }));
+  rows.push_back(expect<size_error>("rotary::pixtral_vision_positions", "grids[0] = (1, 2^30, 2^30): h * w overflows", "frames * height * width",
+                                    [] { (void)rt::pixtral_vision_positions(grids1{{{1, i2e30, i2e30}}}); }));
+  rows.push_back(expect<size_error>("rotary::llama4_vision_positions", "side = SIZE_MAX", "height", [] { (void)rt::llama4_vision_positions(huge); }));
+  rows.push_back(expect<size_error>("rotary::llama4_vision_positions", "side = 2^30: side * side overflows", "frames * height * width",
+                                    [p2] { (void)rt::llama4_vision_positions(p2(30)); }));
+  rows.push_back(expect<size_error>("rotary::dinov3_positions", "grid_h = SIZE_MAX", "height", [] { (void)rt::dinov3_positions(huge, 4); }));
+  rows.push_back(expect<size_error>("rotary::dinov3_positions", "grid_h * grid_w = 2^60", "frames * height * width",
+                                    [p2] { (void)rt::dinov3_positions(p2(30), p2(30)); }));
+  rows.push_back(expect<invalid_argument>("rotary::qwen_vl_vision_positions", "grids[0].h = -2 (negative)", "grids[0]",
+                                          [] { (void)rt::qwen_vl_vision_positions(grids1{{{1, -2, 4}}}, 2); }));
+}
+
 // Multi-axis RoPE and M-RoPE (posenc/rotary/axes.hpp, mrope.hpp, mrope_config.hpp).
 void add_multi_axis(std::vector<row>& rows) {
   namespace pr = posenc::rotary;
@@ -2432,6 +2587,7 @@ std::vector<row> census() {
   add_views_and_readers(rows);
   add_rule_table_and_validators(rows);
   add_registry_gaps(rows);
+  add_multiaxis_layouts(rows);
   add_multi_axis(rows);
   return rows;
 }
