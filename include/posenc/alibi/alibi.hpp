@@ -354,9 +354,14 @@ std::vector<T> bias_table(std::span<const double> m, std::size_t q_len, std::siz
   std::vector<T> out = checked::allocate(where, "heads * q_len * k_len", n, sizeof(T), [&] { return std::vector<T>(n); });
   if (n == 0) return out;
   const auto r = detail::ramp(k_len, where);
+  // The rows per head from the validated element count n (= heads * q_len * k_len, n > 0), not
+  // from q_len itself: where a caller passes a constant q_len beyond max_extent (rejected above),
+  // g++ -O3 would otherwise still analyse this loop for that constant and warn that a late
+  // iteration overflows the row pointer (-Waggressive-loop-optimizations).
+  const std::size_t rows = n / (m.size() * k_len);
   for (std::size_t h = 0; h < m.size(); ++h)
-    for (std::size_t i = 0; i < q_len; ++i)
-      detail::bias_row<T, false>(out.data() + (h * q_len + i) * k_len, k_len, r.data(), m[h],
+    for (std::size_t i = 0; i < rows; ++i)
+      detail::bias_row<T, false>(out.data() + (h * rows + i) * k_len, k_len, r.data(), m[h],
                                  q_offset + static_cast<std::int64_t>(i), opt);
   return out;
 }
