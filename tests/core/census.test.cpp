@@ -2434,28 +2434,28 @@ void add_issue37(std::vector<row>& rows) {
                                           }));
   // offsets compared as values and differenced once ordered
   rows.push_back(expect<invalid_argument>("alibi::add_bias_ragged", "cu_seqlens_q = {0, 1, INT64_MIN} (offset overflow)",
-                                          "length of -9223372036854775809 for sequence 1 in cu_seqlens_q", [i64_min] {
+                                          "length of -9223372036854775809 for sequence 1 in cu_seqlens_q", [] {
                                             std::vector<float> s(2);
                                             const std::vector<std::int64_t> cq{0, 1, i64_min}, ck{0, 1, 2};
                                             pa::add_bias_ragged<float, std::int64_t>(
                                                 pa::ragged_scores_view<float>::contiguous(s.data(), {1, 1, 2}), vec{0.5}, cq, ck);
                                           }));
   rows.push_back(expect<invalid_argument>("alibi::add_bias_ragged", "cu_seqlens_k = {0, 1, INT64_MIN} (offset overflow)",
-                                          "length of -9223372036854775809 for sequence 1 in cu_seqlens_k", [i64_min] {
+                                          "length of -9223372036854775809 for sequence 1 in cu_seqlens_k", [] {
                                             std::vector<float> s(2);
                                             const std::vector<std::int64_t> cq{0, 1, 1}, ck{0, 1, i64_min};
                                             pa::add_bias_ragged<float, std::int64_t>(
                                                 pa::ragged_scores_view<float>::contiguous(s.data(), {1, 1, 2}), vec{0.5}, cq, ck);
                                           }));
   rows.push_back(expect<shape_error>("alibi::add_bias_ragged", "cu_seqlens_k = {0, 2^63} uint64 (offset, huge)",
-                                     "9223372036854775808 keys", [u2_63] {
+                                     "9223372036854775808 keys", [] {
                                        std::vector<float> s(2);
                                        const std::vector<std::uint64_t> cq{0, 1}, ck{0, u2_63};
                                        pa::add_bias_ragged<float, std::uint64_t>(
                                            pa::ragged_scores_view<float>::contiguous(s.data(), {1, 1, 2}), vec{0.5}, cq, ck);
                                      }));
   rows.push_back(expect<invalid_argument>("alibi::validate_ragged", "cu_seqlens_q = {0, 1, INT64_MIN} (offset overflow)",
-                                          "length of -9223372036854775809 for sequence 1 in cu_seqlens_q", [i64_min] {
+                                          "length of -9223372036854775809 for sequence 1 in cu_seqlens_q", [] {
                                             std::vector<float> s(2);
                                             const std::vector<std::int64_t> cq{0, 1, i64_min}, ck{0, 1, 2};
                                             pa::validate_ragged<float, std::int64_t>(
@@ -2463,7 +2463,7 @@ void add_issue37(std::vector<row>& rows) {
                                                 "f");
                                           }));
   rows.push_back(expect<invalid_argument>("rotary::apply_ragged_inplace", "cu_seqlens = {0, 2^63, 2} uint64 (offset, huge)",
-                                          "cu_seqlens[1] = 9223372036854775808 >", [u2_63] {
+                                          "cu_seqlens[1] = 9223372036854775808 >", [] {
                                             std::vector<float> q(4);
                                             const std::vector<std::uint64_t> cu{0, u2_63, 2};
                                             pr::apply_ragged_inplace<float, std::uint64_t>(
@@ -2471,7 +2471,7 @@ void add_issue37(std::vector<row>& rows) {
                                                 pr::default_frequencies(2));
                                           }));
   rows.push_back(expect<invalid_argument>("rotary::apply_ragged_inplace", "offsets = {2^63} uint64 (offset, huge)",
-                                          "offsets[0] + length: expected <= 2^53, got 9223372036854775808", [u2_63] {
+                                          "offsets[0] + length: expected <= 2^53, got 9223372036854775808", [] {
                                             std::vector<float> q(4);
                                             const std::vector<std::uint64_t> cu{0, 2}, off{u2_63};
                                             pr::apply_ragged_inplace<float, std::uint64_t>(
@@ -2479,7 +2479,7 @@ void add_issue37(std::vector<row>& rows) {
                                                 pr::default_frequencies(2));
                                           }));
   rows.push_back(expect<invalid_argument>("rotary::validate_apply_ragged", "cu_seqlens = {0, 2^63, 2} uint64 (offset, huge)",
-                                          "cu_seqlens[1] = 9223372036854775808 >", [u2_63] {
+                                          "cu_seqlens[1] = 9223372036854775808 >", [] {
                                             std::vector<float> q(4);
                                             const std::vector<std::uint64_t> cu{0, u2_63, 2};
                                             pr::validate_apply_ragged<float, std::uint64_t>(
