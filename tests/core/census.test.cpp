@@ -2575,6 +2575,138 @@ void add_multi_axis(std::vector<row>& rows) {
   }));
 }
 
+// Rows of issue 37: the newest entry points probed as an attacker would. Each failed on the code
+// before it: a rule parameter or frequency finite in long double only loaded and gave NaN tables;
+// an attention factor beyond the work type was reported as a non-finite q; cu_seqlens of INT64_MIN
+// or 2^63 were differenced before they were ordered (signed overflow, or a message with the
+// wrapped value).
+void add_issue37(std::vector<row>& rows) {
+  namespace pr = posenc::rotary;
+  namespace pa = posenc::alibi;
+  using bf16 = Eigen::bfloat16;
+  constexpr std::int64_t i64_min = std::numeric_limits<std::int64_t>::min();
+  constexpr std::uint64_t u2_63 = std::uint64_t{1} << 63;
+  auto ctx = [] {
+    pr::rope_context c;
+    c.head_dim = 8;
+    c.max_position_embeddings = 64;
+    c.original_max_position_embeddings = 16;
+    return c;
+  };
+  // validation in the precision of use
+  rows.push_back(expect<invalid_argument>("rotary::rules::linear", "factor = 1e-320 (frequencies beyond double: huge)",
+                                          "factor: expected a normal double",
+                                          [ctx] { pr::plan p(ctx(), pr::rules::linear{{}, 1e-320}); }));
+  rows.push_back(expect<invalid_argument>("rotary::rules::longrope", "short_factor[1] = 1e-320 (huge frequency)",
+                                          "short_factor[1]", [ctx] {
+                                            pr::rules::longrope l;
+                                            l.short_factor = {1.0, 1e-320, 1.0, 1.0};
+                                            l.long_factor = {1.0, 1.0, 1.0, 1.0};
+                                            pr::plan p(ctx(), l);
+                                          }));
+  rows.push_back(expect<invalid_argument>("rotary::load_config", "v5 rope_parameters factor = 1e-320 (huge frequency)",
+                                          "factor", [] {
+                                            (void)pr::load_config(
+                                                R"({"head_dim": 8, "rope_parameters": {"rope_type": "linear", "factor": 1e-320}})");
+                                          }));
+  rows.push_back(expect<non_finite_error>("rotary::table", "inv_freq = 1e320 (Inf in double)", "finite in double", [] {
+    pr::frequencies f;
+    f.inv_freq = {static_cast<posenc::numeric::wide>(1e300) * static_cast<posenc::numeric::wide>(1e20)};
+    (void)pr::table<double>(f, 0, 4);
+  }));
+  rows.push_back(expect<non_finite_error>("rotary::fill_table", "inv_freq = 1e320 (Inf in double)", "finite in double", [] {
+    pr::frequencies f;
+    f.inv_freq = {static_cast<posenc::numeric::wide>(1e300) * static_cast<posenc::numeric::wide>(1e20)};
+    std::vector<float> c(4), s(4);
+    pr::fill_table<float>(f, 0, 4, c.data(), s.data(), 1);
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::table", "attention_factor = 1e-40 in float (zero)", "attention_factor",
+                                          [] {
+                                            auto f = pr::default_frequencies(2);
+                                            f.attention_factor = 1e-40;
+                                            (void)pr::table<float>(f, 0, 4);
+                                          }));
+  // an attention factor beyond the work type names the factor, not q
+  rows.push_back(expect<invalid_argument>("rotary::apply_inplace", "attention_factor = 1e39 in bf16 (Inf in float)",
+                                          "attention_factor", [] {
+                                            std::vector<bf16> q(4, bf16(1.0f));
+                                            auto f = pr::default_frequencies(2);
+                                            f.attention_factor = 1e39;
+                                            pr::apply_inplace<bf16>(pr::dense_view<bf16>::contiguous(q.data(), {1, 1, 2, 2}), {}, f);
+                                          }));
+  rows.push_back(expect<invalid_argument>("rotary::apply_ragged_inplace", "attention_factor = 1e39 in bf16 (Inf in float)",
+                                          "attention_factor", [] {
+                                            std::vector<bf16> q(4, bf16(1.0f));
+                                            const std::vector<int> cu{0, 2};
+                                            auto f = pr::default_frequencies(2);
+                                            f.attention_factor = 1e39;
+                                            pr::apply_ragged_inplace<bf16, int>(pr::ragged_view<bf16>::contiguous(q.data(), {2, 1, 2}),
+                                                                                {}, cu, {}, f);
+                                          }));
+  rows.push_back(expect<invalid_argument>("rotary::validate_apply", "attention_factor = 1e39 in bf16 (Inf in float)",
+                                          "attention_factor", [] {
+                                            std::vector<bf16> q(4);
+                                            auto f = pr::default_frequencies(2);
+                                            f.attention_factor = 1e39;
+                                            pr::validate_apply<bf16>(pr::dense_view<bf16>::contiguous(q.data(), {1, 1, 2, 2}), {}, f, {},
+                                                                     {}, "f");
+                                          }));
+  // offsets compared as values and differenced once ordered
+  rows.push_back(expect<invalid_argument>("alibi::add_bias_ragged", "cu_seqlens_q = {0, 1, INT64_MIN} (offset overflow)",
+                                          "length of -9223372036854775809 for sequence 1 in cu_seqlens_q", [] {
+                                            std::vector<float> s(2);
+                                            const std::vector<std::int64_t> cq{0, 1, i64_min}, ck{0, 1, 2};
+                                            pa::add_bias_ragged<float, std::int64_t>(
+                                                pa::ragged_scores_view<float>::contiguous(s.data(), {1, 1, 2}), vec{0.5}, cq, ck);
+                                          }));
+  rows.push_back(expect<invalid_argument>("alibi::add_bias_ragged", "cu_seqlens_k = {0, 1, INT64_MIN} (offset overflow)",
+                                          "length of -9223372036854775809 for sequence 1 in cu_seqlens_k", [] {
+                                            std::vector<float> s(2);
+                                            const std::vector<std::int64_t> cq{0, 1, 1}, ck{0, 1, i64_min};
+                                            pa::add_bias_ragged<float, std::int64_t>(
+                                                pa::ragged_scores_view<float>::contiguous(s.data(), {1, 1, 2}), vec{0.5}, cq, ck);
+                                          }));
+  rows.push_back(expect<shape_error>("alibi::add_bias_ragged", "cu_seqlens_k = {0, 2^63} uint64 (offset, huge)",
+                                     "9223372036854775808 keys", [] {
+                                       std::vector<float> s(2);
+                                       const std::vector<std::uint64_t> cq{0, 1}, ck{0, u2_63};
+                                       pa::add_bias_ragged<float, std::uint64_t>(
+                                           pa::ragged_scores_view<float>::contiguous(s.data(), {1, 1, 2}), vec{0.5}, cq, ck);
+                                     }));
+  rows.push_back(expect<invalid_argument>("alibi::validate_ragged", "cu_seqlens_q = {0, 1, INT64_MIN} (offset overflow)",
+                                          "length of -9223372036854775809 for sequence 1 in cu_seqlens_q", [] {
+                                            std::vector<float> s(2);
+                                            const std::vector<std::int64_t> cq{0, 1, i64_min}, ck{0, 1, 2};
+                                            pa::validate_ragged<float, std::int64_t>(
+                                                pa::ragged_scores_view<float>::contiguous(s.data(), {1, 1, 2}), vec{0.5}, cq, ck, {},
+                                                "f");
+                                          }));
+  rows.push_back(expect<invalid_argument>("rotary::apply_ragged_inplace", "cu_seqlens = {0, 2^63, 2} uint64 (offset, huge)",
+                                          "cu_seqlens[1] = 9223372036854775808 >", [] {
+                                            std::vector<float> q(4);
+                                            const std::vector<std::uint64_t> cu{0, u2_63, 2};
+                                            pr::apply_ragged_inplace<float, std::uint64_t>(
+                                                pr::ragged_view<float>::contiguous(q.data(), {2, 1, 2}), {}, cu, {},
+                                                pr::default_frequencies(2));
+                                          }));
+  rows.push_back(expect<invalid_argument>("rotary::apply_ragged_inplace", "offsets = {2^63} uint64 (offset, huge)",
+                                          "offsets[0] + length: expected <= 2^53, got 9223372036854775808", [] {
+                                            std::vector<float> q(4);
+                                            const std::vector<std::uint64_t> cu{0, 2}, off{u2_63};
+                                            pr::apply_ragged_inplace<float, std::uint64_t>(
+                                                pr::ragged_view<float>::contiguous(q.data(), {2, 1, 2}), {}, cu, off,
+                                                pr::default_frequencies(2));
+                                          }));
+  rows.push_back(expect<invalid_argument>("rotary::validate_apply_ragged", "cu_seqlens = {0, 2^63, 2} uint64 (offset, huge)",
+                                          "cu_seqlens[1] = 9223372036854775808 >", [] {
+                                            std::vector<float> q(4);
+                                            const std::vector<std::uint64_t> cu{0, u2_63, 2};
+                                            pr::validate_apply_ragged<float, std::uint64_t>(
+                                                pr::ragged_view<float>::contiguous(q.data(), {2, 1, 2}), {}, cu, {},
+                                                pr::default_frequencies(2), {}, "f");
+                                          }));
+}
+
 std::vector<row> census() {
   std::vector<row> rows;
   add_core_ode(rows);
@@ -2589,6 +2721,7 @@ std::vector<row> census() {
   add_registry_gaps(rows);
   add_multiaxis_layouts(rows);
   add_multi_axis(rows);
+  add_issue37(rows);
   return rows;
 }
 
@@ -2617,7 +2750,7 @@ TEST_CASE("census: every public entry point x malformed argument throws the type
   MESSAGE("census: ", passed, " of ", rows.size(), " rows pass, over ", entries.size(), " entry points");
   CHECK(passed == rows.size());
   // the count docs/reliability.md states; a row removed without updating the docs fails here
-  CHECK(rows.size() >= 621);
+  CHECK(rows.size() >= 637);
 }
 
 // The registry's n/a:total for the double-word primitives: every input gives a value, NaN/Inf as
@@ -2683,6 +2816,58 @@ TEST_CASE("census: zero sizes that are valid input give empty results") {
   CHECK(o.empty());
 }
 
+// Cost bounded by the work (issue 37): a call that touches no element returns at once (after its
+// cheap checks), and nothing is allocated beyond what the call touches. Each call here hung (a
+// loop over batch x positions of a view with zero heads), reserved 512 GiB (std::bad_alloc), or
+// allocated a k_max-long ramp (8 TiB: allocation_error) before; it now returns without touching
+// the (tiny or null) buffers. No timing: a return is the assertion.
+TEST_CASE("census: calls that touch no element return at once and allocate nothing (zero heads, huge positions)") {
+  namespace pr = posenc::rotary;
+  namespace pa = posenc::alibi;
+  constexpr std::size_t t40 = std::size_t{1} << 40, t20 = std::size_t{1} << 20;
+  const auto f = pr::default_frequencies(2);
+  // dense [2^20, 0 heads, 2^40, 2] (2^52 (chunk, sequence) items before), k absent and k also of zero heads
+  const auto q0 = pr::dense_view<float>::contiguous(nullptr, {t20, 0, t40, 2});
+  CHECK_NOTHROW(pr::apply_inplace<float>(q0, {}, f));
+  CHECK_NOTHROW(pr::apply_inplace<float>(q0, q0, f));
+  CHECK_NOTHROW(pr::apply_inplace<Eigen::bfloat16>(pr::dense_view<Eigen::bfloat16>::contiguous(nullptr, {t20, 0, t40, 2}),
+                                                  {}, f));
+  // explicit positions shared by 2^40 sequences of zero heads (2^40 items before)
+  const std::vector<std::int64_t> ids{0, 1, 2, 3};
+  CHECK_NOTHROW(pr::apply_inplace<float>(pr::dense_view<float>::contiguous(nullptr, {t40, 0, 4, 2}), {}, f,
+                                         pr::position_ids(ids)));
+  // still validated: wrong position count, bad ids
+  CHECK_THROWS_AS(pr::apply_inplace<float>(pr::dense_view<float>::contiguous(nullptr, {t40, 0, 4, 2}), {}, f,
+                                           pr::position_ids(std::span<const std::int64_t>(ids).first(3))),
+                  shape_error);
+  const std::vector<std::int64_t> bad{0, 1, -2, 3};
+  CHECK_THROWS_AS(pr::apply_inplace<float>(pr::dense_view<float>::contiguous(nullptr, {t40, 0, 4, 2}), {}, f,
+                                           pr::position_ids(bad)),
+                  invalid_argument);
+  // ragged: 2^40 tokens of zero heads (a 2^34-block reserve, 512 GiB, before)
+  const std::vector<std::int64_t> cu{0, static_cast<std::int64_t>(t40)};
+  CHECK_NOTHROW(pr::apply_ragged_inplace<float, std::int64_t>(pr::ragged_view<float>::contiguous(nullptr, {t40, 0, 2}), {},
+                                                              cu, {}, f));
+  // and validated first: a cu_seqlens that does not end at the token count is still refused
+  const std::vector<std::int64_t> short_cu{0, 5};
+  CHECK_THROWS_AS((pr::apply_ragged_inplace<float, std::int64_t>(pr::ragged_view<float>::contiguous(nullptr, {t40, 0, 2}),
+                                                                 {}, short_cu, {}, f)),
+                  shape_error);
+  // ALiBi ragged: k_max = 2^40 but 2 keys (the ramp was k_max long: 8 TiB), and 2^40 query
+  // tokens with no keys (a loop over 2^40 empty rows before). The view's data is a small buffer
+  // the call must not touch beyond the entries it writes.
+  std::vector<float> s(4, 1.0f);
+  const std::vector<std::int64_t> cq{0, 1}, ck{0, 2};
+  pa::add_bias_ragged<float, std::int64_t>(pa::ragged_scores_view<float>::contiguous(s.data(), {1, 1, t40}), vec{0.5}, cq, ck);
+  CHECK(s[0] == 1.0f - 0.5f);  // key 0, query at position 1: -m (1 - 0)
+  CHECK(s[1] == 1.0f);         // key 1 at the query's own position: bias 0
+  CHECK(s[2] == 1.0f);         // beyond the sequence's 2 keys: untouched
+  const std::vector<std::int64_t> cq_all{0, static_cast<std::int64_t>(t40)}, ck_none{0, 0};
+  CHECK_NOTHROW(pa::add_bias_ragged<float, std::int64_t>(pa::ragged_scores_view<float>::contiguous(s.data(), {t40, 1, 1}),
+                                                         vec{0.5}, cq_all, ck_none));
+  CHECK(s[0] == 1.0f - 0.5f);
+}
+
 // The registry's n/a:any-length for rotary::rules::{llama3, yarn, longrope}: a length of SIZE_MAX
 // is the limit of the formula, not an error. Expected values from the rules' closed forms: llama3
 // keeps every frequency whose wavelength is below L0 / high_freq_factor (all of them: omega_k =
@@ -2744,7 +2929,7 @@ std::map<std::string, std::string> public_entry_points(const std::filesystem::pa
   namespace fs = std::filesystem;
   const std::regex ns_open(R"(^namespace ([\w:]+) \{)"), ns_close(R"(^\}  // namespace ([\w:]+))");
   const std::regex fn(
-      R"(^(?:template <.*>\s*)?(?:(?:inline|constexpr|static|\[\[nodiscard\]\]|\[\[noreturn\]\]|requires \S+)\s+)*(?:[\w:<>,\*& ]+?)\s+[\*&]?(\w+)\()");
+      R"(^(?:template <.*>\s*)?(?:(?:inline|constexpr|static|\[\[nodiscard\]\]|\[\[noreturn\]\]|requires \S+)\s+)*(?:[\w:<>,\*& ]+?|decltype\(auto\))\s+[\*&]?(\w+)\()");
   const std::regex type(R"(^(?:class|struct) (\w+)\b[^;]*$)");
   std::map<std::string, std::string> out;
   std::vector<fs::path> files;
@@ -2820,6 +3005,38 @@ std::vector<registry_entry> read_registry(const std::filesystem::path& p) {
 }
 
 }  // namespace
+
+// The extraction itself (issue 37): every declaration form the headers use is found, so a new
+// public entry point without a registry line fails the test below. checked::allocate (its
+// return type decltype(auto)) was missed before.
+TEST_CASE("census: the extraction finds every declaration form of a public entry point, and skips detail") {
+  const scratch dir("extract");
+  std::filesystem::create_directories(dir.path / "demo");
+  scratch::write(dir.path / "demo" / "demo.hpp", R"(namespace posenc::demo {
+template <class T>
+void apply_new(T x);
+[[nodiscard]] inline std::size_t plain_new(int a);
+template <class F>
+decltype(auto) allocate_like(F&& f) {
+template <std::integral I>
+  requires(sizeof(I) <= 8)
+[[nodiscard]] constexpr std::uint64_t distance_like(I lo, I hi) noexcept {
+class busy_like {
+struct options_like {
+namespace detail {
+inline void hidden(int);
+}  // namespace detail
+}  // namespace posenc::demo
+)");
+  const auto found = public_entry_points(dir.path);
+  for (const char* e : {"demo::apply_new", "demo::plain_new", "demo::allocate_like", "demo::distance_like",
+                        "demo::busy_like", "demo::options_like"}) {
+    INFO(e);
+    CHECK(found.count(e) == 1);
+  }
+  CHECK(found.count("demo::hidden") == 0);
+  CHECK(found.size() == 6);
+}
 
 TEST_CASE("census: the registry lists every public entry point, and every applicable kind has a row") {
   const std::filesystem::path src = POSENC_SOURCE_DIR;

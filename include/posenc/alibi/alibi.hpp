@@ -40,6 +40,7 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <posenc/core/checked.hpp>
@@ -244,24 +245,37 @@ void validate_ragged(const ragged_scores_view<T>& scores, std::span<const double
                                        "cu_seqlens_q/cu_seqlens_k: expected batch + 1 >= 1 offsets each, got ",
                                        cu_seqlens_q.size(), " and ", cu_seqlens_k.size());
   const std::size_t B = cu_seqlens_q.size() - 1;
+  // Offsets are compared as values (std::cmp_*: any integer type, nothing wraps) and differenced
+  // only once ordered (checked::distance, in uint64): INT64_MIN or 2^63 reaches the typed error
+  // instead of a signed overflow.
+  const auto value = [](I v) {
+    if constexpr (std::is_signed_v<I>) return static_cast<std::intmax_t>(v);
+    else return static_cast<std::uintmax_t>(v);
+  };
   posenc::detail::require(cu_seqlens_q[0] == 0 && cu_seqlens_k[0] == 0, where,
-                          "cu_seqlens_q[0], cu_seqlens_k[0]: expected 0, got ", static_cast<std::int64_t>(cu_seqlens_q[0]),
-                          " and ", static_cast<std::int64_t>(cu_seqlens_k[0]));
+                          "cu_seqlens_q[0], cu_seqlens_k[0]: expected 0, got ", value(cu_seqlens_q[0]), " and ",
+                          value(cu_seqlens_k[0]));
   for (std::size_t b = 0; b < B; ++b) {
-    const auto ql = static_cast<std::int64_t>(cu_seqlens_q[b + 1]) - static_cast<std::int64_t>(cu_seqlens_q[b]);
-    const auto kl = static_cast<std::int64_t>(cu_seqlens_k[b + 1]) - static_cast<std::int64_t>(cu_seqlens_k[b]);
-    posenc::detail::require(ql >= 0 && kl >= 0, where, "cu_seqlens: expected non-decreasing offsets, got a length of ",
-                            ql < 0 ? ql : kl, " for sequence ", b, ql < 0 ? " in cu_seqlens_q" : " in cu_seqlens_k");
-    posenc::detail::require<shape_error>(static_cast<std::uint64_t>(kl) <= Kmax, where, "cu_seqlens_k: sequence ", b,
-                                         " has ", kl, " keys, expected <= k_max = ", Kmax);
+    const bool q_ok = std::cmp_greater_equal(cu_seqlens_q[b + 1], cu_seqlens_q[b]);
+    const bool k_ok = std::cmp_greater_equal(cu_seqlens_k[b + 1], cu_seqlens_k[b]);
+    if (!q_ok || !k_ok) {  // the negative length -(lo - hi), its magnitude formed in uint64
+      const std::uint64_t back = q_ok ? checked::distance(cu_seqlens_k[b + 1], cu_seqlens_k[b])
+                                      : checked::distance(cu_seqlens_q[b + 1], cu_seqlens_q[b]);
+      posenc::detail::fail(where, "cu_seqlens: expected non-decreasing offsets, got a length of -", back,
+                           " for sequence ", b, q_ok ? " in cu_seqlens_k" : " in cu_seqlens_q");
+    }
+    const std::uint64_t kl = checked::distance(cu_seqlens_k[b], cu_seqlens_k[b + 1]);
+    posenc::detail::require<shape_error>(kl <= Kmax, where, "cu_seqlens_k: sequence ", b, " has ", kl,
+                                         " keys, expected <= k_max = ", Kmax);
   }
-  posenc::detail::require<shape_error>(static_cast<std::int64_t>(cu_seqlens_q[B]) == static_cast<std::int64_t>(Tq),
-                                       where, "cu_seqlens_q: expected the last offset to equal the query token count ",
-                                       Tq, ", got ", static_cast<std::int64_t>(cu_seqlens_q[B]));
+  posenc::detail::require<shape_error>(std::cmp_equal(cu_seqlens_q[B], Tq), where,
+                                       "cu_seqlens_q: expected the last offset to equal the query token count ", Tq,
+                                       ", got ", value(cu_seqlens_q[B]));
+  // now 0 <= cu_seqlens_q[b] <= Tq and every key length <= Kmax (both <= max_extent): int64 below
   double dist = 0;
   for (std::size_t b = 0; b < B; ++b) {
-    const auto ql = static_cast<std::int64_t>(cu_seqlens_q[b + 1]) - static_cast<std::int64_t>(cu_seqlens_q[b]);
-    const auto kl = static_cast<std::int64_t>(cu_seqlens_k[b + 1]) - static_cast<std::int64_t>(cu_seqlens_k[b]);
+    const auto ql = static_cast<std::int64_t>(checked::distance(cu_seqlens_q[b], cu_seqlens_q[b + 1]));
+    const auto kl = static_cast<std::int64_t>(checked::distance(cu_seqlens_k[b], cu_seqlens_k[b + 1]));
     dist = std::max(dist, detail::max_distance(kl - ql, kl - 1, static_cast<std::size_t>(kl), opt));
   }
   detail::check_bias_range<T>(m, dist, where);
@@ -319,12 +333,21 @@ void add_bias_ragged(ragged_scores_view<T> scores, std::span<const double> m, st
   validate_ragged(scores, m, cu_seqlens_q, cu_seqlens_k, opt, where);
   const auto [Tq, H, Kmax] = scores.sizes;
   const std::size_t B = cu_seqlens_q.size() - 1;
+  // Cost bounded by the work: the entries written are sum_b q_len_b * heads * k_len_b; a
+  // sequence with no queries or no keys writes none and costs nothing, and the ramp is as long
+  // as the longest written row (not k_max, which may be far larger than any sequence's keys).
   if (Tq == 0 || Kmax == 0) return;  // nothing to write: no ramp either
-  const auto r = detail::ramp(Kmax, where);
+  std::size_t longest = 0;
+  for (std::size_t b = 0; b < B; ++b)  // validated: ordered offsets, lengths <= Tq and <= Kmax
+    if (cu_seqlens_q[b + 1] != cu_seqlens_q[b])
+      longest = std::max(longest, static_cast<std::size_t>(checked::distance(cu_seqlens_k[b], cu_seqlens_k[b + 1])));
+  if (longest == 0) return;
+  const auto r = detail::ramp(longest, where);
   for (std::size_t b = 0; b < B; ++b) {
     const auto q0 = static_cast<std::int64_t>(cu_seqlens_q[b]);
-    const auto ql = static_cast<std::int64_t>(cu_seqlens_q[b + 1]) - q0;
-    const auto kl = static_cast<std::int64_t>(cu_seqlens_k[b + 1]) - static_cast<std::int64_t>(cu_seqlens_k[b]);
+    const auto ql = static_cast<std::int64_t>(checked::distance(cu_seqlens_q[b], cu_seqlens_q[b + 1]));
+    const auto kl = static_cast<std::int64_t>(checked::distance(cu_seqlens_k[b], cu_seqlens_k[b + 1]));
+    if (kl == 0) continue;  // no keys: nothing written (a row of 0 entries per query and head)
     for (std::int64_t t = 0; t < ql; ++t)
       for (std::size_t h = 0; h < H; ++h) {
         T* row = scores.data + static_cast<std::ptrdiff_t>(q0 + t) * scores.strides[0] +
@@ -354,9 +377,14 @@ std::vector<T> bias_table(std::span<const double> m, std::size_t q_len, std::siz
   std::vector<T> out = checked::allocate(where, "heads * q_len * k_len", n, sizeof(T), [&] { return std::vector<T>(n); });
   if (n == 0) return out;
   const auto r = detail::ramp(k_len, where);
+  // The rows per head from the validated element count n (= heads * q_len * k_len, n > 0), not
+  // from q_len itself: where a caller passes a constant q_len beyond max_extent (rejected above),
+  // g++ -O3 would otherwise still analyse this loop for that constant and warn that a late
+  // iteration overflows the row pointer (-Waggressive-loop-optimizations).
+  const std::size_t rows = n / (m.size() * k_len);
   for (std::size_t h = 0; h < m.size(); ++h)
-    for (std::size_t i = 0; i < q_len; ++i)
-      detail::bias_row<T, false>(out.data() + (h * q_len + i) * k_len, k_len, r.data(), m[h],
+    for (std::size_t i = 0; i < rows; ++i)
+      detail::bias_row<T, false>(out.data() + (h * rows + i) * k_len, k_len, r.data(), m[h],
                                  q_offset + static_cast<std::int64_t>(i), opt);
   return out;
 }

@@ -13,6 +13,8 @@
 //                                                  runs make(); std::bad_alloc / std::length_error
 //                                                  become posenc::allocation_error
 //   checked::make_vector<T>(n, where, what)        a std::vector of n values, both checks applied
+//   checked::distance(lo, hi)                      hi - lo (lo <= hi) as std::uint64_t: offsets
+//                                                  differenced without signed overflow
 //
 // `where` is the entry point (e.g. "sinusoidal::table"), `what` the argument or quantity
 // (e.g. "length * d"); both appear in the message.
@@ -199,6 +201,17 @@ decltype(auto) allocate(std::string_view where, std::string_view what, std::size
     posenc::detail::fail<allocation_error>(where, what, ": could not allocate ", count, " elements of ", bytes,
                                            " bytes (", e.what(), ")");
   }
+}
+
+/// hi - lo for integers lo <= hi of one integral type of at most 64 bits, as std::uint64_t:
+/// exact for every such pair (INT64_MAX - INT64_MIN = 2^64 - 1) and never a signed overflow,
+/// because the subtraction is done modulo 2^64. The caller compares first (lo <= hi as values,
+/// e.g. std::cmp_less_equal): cu_seqlens and offsets arrays are differenced this way, so a
+/// hostile INT64_MIN or 2^63 reaches the typed error instead of undefined behaviour.
+template <std::integral I>
+  requires(sizeof(I) <= sizeof(std::uint64_t))
+[[nodiscard]] constexpr std::uint64_t distance(I lo, I hi) noexcept {
+  return static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
 }
 
 /// A std::vector of n copies of `value`: n checked against max_elements, allocation failure as

@@ -72,6 +72,15 @@ class allocation_error : public error {
   using error::error;
 };
 
+/// An object that one thread at a time may use (a toeplitz::product_plan: its buffers are the
+/// call's workspace) was entered by a second thread while a call was still running in it. The
+/// second call is refused before it reads or writes anything of the object; the first call is
+/// not disturbed (docs/thread-safety.md).
+class concurrent_use_error : public error {
+ public:
+  using error::error;
+};
+
 /// A device (backend) operation failed, e.g. an allocation on the GPU.
 class device_error : public error {
  public:

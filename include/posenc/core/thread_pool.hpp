@@ -13,6 +13,8 @@
 //   posenc::parallel_chunks(n, threads, f)    one-shot fork/join over [0, n) (sinusoidal tables)
 //   posenc::openmp_thread_scope(n)            while alive, OpenMP regions this thread starts (Eigen's
 //                                             products in a program built with OpenMP) use <= n threads
+//   posenc::busy_flag                         refuses a second thread entering an object in use
+//                                             (concurrent_use_error) instead of racing on it
 //
 // One thread budget: a call's `threads` is the number of cores it uses, whatever OpenMP is set
 // to. In a program built with OpenMP, Eigen would start an OpenMP team inside every matrix product,
@@ -239,6 +241,51 @@ class pool_handle {
 
  private:
   std::unique_ptr<worker_pool> m_pool;
+};
+
+/// The "one thread at a time" rule of an object that owns a workspace or a pool (a
+/// toeplitz::product_plan), enforced: every mutating call holds the flag for its duration
+/// (enter() returns a guard that releases it), and a call that finds it held throws
+/// concurrent_use_error naming the call, before it reads or writes anything else of the object;
+/// the call that holds it is not disturbed. A second thread therefore fails fast instead of
+/// racing on the buffers (and, with a worker pool, waiting forever on a job that is not its own).
+/// The flag is one std::atomic<bool>: taken by exchange(acquire), released by store(release), so
+/// consecutive calls from different threads are ordered (no data race for ThreadSanitizer) and
+/// the refused call touches only the atomic. Copies and moves of the owner get a free flag (the
+/// flag belongs to one object, not to its value). Not a lock: nothing waits.
+class busy_flag {
+ public:
+  busy_flag() noexcept = default;
+  busy_flag(const busy_flag&) noexcept {}
+  busy_flag& operator=(const busy_flag&) noexcept { return *this; }
+  ~busy_flag() = default;
+
+  /// Releases the flag when it goes out of scope (also when the call throws).
+  class guard {
+   public:
+    explicit guard(std::atomic<bool>& f) noexcept : m_flag(&f) {}
+    guard(const guard&) = delete;
+    guard& operator=(const guard&) = delete;
+    ~guard() { m_flag->store(false, std::memory_order_release); }
+
+   private:
+    std::atomic<bool>* m_flag;
+  };
+
+  /// Take the flag for the caller's duration, or throw concurrent_use_error ("<where>: ... is in
+  /// use by another thread") when another call holds it.
+  [[nodiscard]] guard enter(std::string_view where) {
+    if (m_busy.exchange(true, std::memory_order_acquire))
+      detail::fail<concurrent_use_error>(where, "the object is in use by another call (a call from another thread is "
+                                                "still running in it): use one object per thread, or wait for that "
+                                                "call to return");
+    return guard(m_busy);
+  }
+  /// Whether a call holds the flag now (a snapshot, for tests).
+  [[nodiscard]] bool busy() const noexcept { return m_busy.load(std::memory_order_acquire); }
+
+ private:
+  std::atomic<bool> m_busy{false};
 };
 
 /// Run f(begin, end) over [0, n) split into contiguous chunks on min(threads, n) threads started

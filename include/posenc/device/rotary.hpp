@@ -254,6 +254,7 @@ void apply_inplace(dense_view<T> q, dense_view<T> k, const frequencies& freqs,
                    std::span<const std::int64_t> offsets = {}, const apply_options& opt = {}) {
   constexpr std::string_view where = "device::rotary::apply_inplace";
   posenc::rotary::validate_apply(q, k, freqs, offsets, opt, where);
+  if (q.elements() == 0 && k.elements() == 0) return;  // nothing to touch: no batch x seq launch (zero heads)
   const bool has_k = k.data != nullptr || k.elements() != 0;
   detail::apply_buffers buf;
   if (!offsets.empty()) buf.offsets = posenc::detail::upload<std::int64_t>(offsets.data(), offsets.size(), where);
@@ -278,6 +279,7 @@ void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, std::span<const I>
                           std::span<const I> offsets, const frequencies& freqs, const apply_options& opt = {}) {
   constexpr std::string_view where = "device::rotary::apply_ragged_inplace";
   posenc::rotary::validate_apply_ragged(q, k, cu_seqlens, offsets, freqs, opt, where);
+  if (q.elements() == 0 && k.elements() == 0) return;  // nothing to touch: no launch over the tokens (zero heads)
   const bool has_k = k.data != nullptr || k.elements() != 0;
   detail::apply_buffers buf;
   const std::vector<std::int64_t> cu(cu_seqlens.begin(), cu_seqlens.end()), off(offsets.begin(), offsets.end());

@@ -60,6 +60,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -269,7 +270,11 @@ void apply_dense(dense_view<T> q, dense_view<T> k, const frequencies& f, std::sp
   }
   const bool has_k = k.data != nullptr || k.elements() != 0;
   const std::size_t B = q.sizes[0], S = q.sizes[2];
-  if (B == 0 || S == 0 || q.sizes[3] == 0) return;
+  // Cost bounded by the work: a call that touches no element (zero heads, batch, seq or
+  // head_dim in q, and k empty or so too) returns here, after the checks above; otherwise every
+  // loop below is over (chunk, sequence) items that each rotate >= 1 row of q or k, and each
+  // allocation is a chunk of coefficients per thread.
+  if (q.elements() == 0 && k.elements() == 0) return;
   using W = numeric::rotation_work_t<T>;
   // Threads (opt.threads): one worker per contiguous range of (chunk, sequence) items, each with
   // its own coefficients (copied before any thread starts).
@@ -318,14 +323,17 @@ void apply_ragged(ragged_view<T> q, ragged_view<T> k, std::span<const I> cu_seql
   const bool has_k = k.data != nullptr || k.elements() != 0;
   const std::size_t tokens = q.sizes[0];
   const std::size_t B = cu_seqlens.size() - 1;
-  if (tokens == 0 || q.sizes[2] == 0) return;
+  // Cost bounded by the work: nothing to touch (zero tokens, heads or head_dim in q and k), no
+  // block list either (2^40 tokens of zero heads reserved 2^34 blocks, 512 GiB, before).
+  if (q.elements() == 0 && k.elements() == 0) return;
   using W = numeric::rotation_work_t<T>;
-  // blocks of at most 64 tokens of one sequence: tokens / 64 + B of them, at most 2 * tokens
+  // blocks of at most 64 tokens of one sequence: at most tokens / 64 + (the non-empty sequences)
+  // <= 2 * tokens of them, and tokens <= the elements of q or k (heads, head_dim >= 1 here)
   std::vector<row_block> blocks;
   blocks.reserve(std::min(checked::add(tokens / 64, B, where, "tokens / 64 + batch"), 2 * tokens));
-  for (std::size_t b = 0; b < B; ++b) {
-    const auto t0 = static_cast<std::size_t>(as_i64(cu_seqlens[b]));
-    const auto len = static_cast<std::size_t>(as_i64(cu_seqlens[b + 1])) - t0;
+  for (std::size_t b = 0; b < B; ++b) {  // validated: 0 <= cu_seqlens[b] <= cu_seqlens[b + 1] <= tokens
+    const auto t0 = static_cast<std::size_t>(cu_seqlens[b]);
+    const auto len = static_cast<std::size_t>(checked::distance(cu_seqlens[b], cu_seqlens[b + 1]));
     add_blocks(blocks, t0, len, offsets.empty() ? 0 : as_i64(offsets[b]), true);
   }
   if (rotate_blocks<T, W>(blocks, q, k, has_k, {}, f, opt, p, where)) fail_non_finite(q, k, where);
@@ -364,9 +372,13 @@ void apply_dense_ids(dense_view<T> q, dense_view<T> k, const frequencies& f, std
   constexpr std::string_view where = "rotary::apply_inplace";
   check_view(q, "q", where);
   const std::size_t B = q.sizes[0], S = q.sizes[2];
-  posenc::detail::require<shape_error>(ids.size() == S || ids.size() == B * S, where,
-                                       "position_ids: expected seq = ", S, " or batch * seq = ", B * S,
-                                       " positions ([seq] or [batch, seq]), got ", ids.size());
+  // batch * seq compared without forming it (2^40 * 2^40 in a view of zero heads would wrap)
+  const bool per_batch = S == 0 ? ids.empty() : ids.size() % S == 0 && ids.size() / S == B;
+  if (ids.size() != S && !per_batch)
+    posenc::detail::fail<shape_error>(where, "position_ids: expected seq = ", S, " or batch * seq = ",
+                                      B != 0 && S > SIZE_MAX / B ? posenc::detail::concat(B, " * ", S)
+                                                                 : std::to_string(B * S),
+                                      " positions ([seq] or [batch, seq]), got ", ids.size());
   check_position_ids(ids, opt, where);
   if (ids.empty()) {  // no positions (seq = 0): the shapes are still checked
     apply_options shape_opt = opt;
@@ -393,7 +405,7 @@ void apply_ragged_ids(ragged_view<T> q, ragged_view<T> k, std::span<const std::i
   posenc::detail::require<shape_error>(ids.size() == q.sizes[0], where, "position_ids: expected one position per token (",
                                        q.sizes[0], "), got ", ids.size());
   check_position_ids(ids, opt, where);
-  if (q.sizes[0] == 0 || q.sizes[2] == 0) return;
+  if (q.elements() == 0 && k.elements() == 0) return;  // nothing to touch (cost bounded by the work)
   using W = numeric::rotation_work_t<T>;
   if (rotate_blocks<T, W>(position_blocks(ids), q, k, has_k, ids, f, opt, p, where)) fail_non_finite(q, k, where);
 }

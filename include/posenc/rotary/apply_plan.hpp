@@ -14,11 +14,14 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/encoding/tensor_view.hpp>
 #include <posenc/numeric/pair_rotation.hpp>
@@ -148,6 +151,15 @@ std::string first_non_finite(const tensor_view<T, R>& v) {
   return "(none)";
 }
 
+/// An offset (cu_seqlens, offsets) as a printable integer of its own sign (an unsigned 2^63 stays
+/// 2^63, not INT64_MIN).
+template <class I>
+auto value_of(I v) {
+  if constexpr (std::is_signed_v<I>) return static_cast<std::intmax_t>(v);
+  else return static_cast<std::uintmax_t>(v);
+}
+
+/// A validated offset (in [0, 2^53]) as int64.
 template <class I>
 std::int64_t as_i64(I v) {
   return static_cast<std::int64_t>(v);
@@ -165,6 +177,21 @@ template <class T, std::size_t R>
                                                 "the rotation: ", name, at, "; q and k are left partly rotated)");
 }
 
+/// The attention factor in the work type of storage T (numeric::rotation_work_t: double for float
+/// and double, float for Eigen::half and Eigen::bfloat16), where the coefficients f cos and f sin
+/// are formed: f must round to a finite, normal value there. Checked at entry, where T is known
+/// (rotary::validate has checked it as a double): a bf16 application with f = 1e39 formed
+/// coefficients of Inf and was reported as a non-finite q.
+template <class T>
+void check_factor_in_work_type(const frequencies& f, std::string_view where) {
+  using W = numeric::rotation_work_t<T>;
+  const W w = static_cast<W>(f.attention_factor);
+  posenc::detail::require(std::isnormal(w), where, "freqs.attention_factor: expected a value that is finite and normal "
+                          "in the work type of the storage (", sizeof(W) == sizeof(float) ? "float" : "double",
+                          ": ", std::numeric_limits<W>::min(), " .. ", std::numeric_limits<W>::max(), "), got ",
+                          f.attention_factor, " (rounds to ", w, ")");
+}
+
 /// Validate a dense application (host or device: only sizes, strides and the host-side offsets are read).
 template <class T>
 apply_plan validate_dense(const dense_view<T>& q, const dense_view<T>& k, const frequencies& f,
@@ -179,6 +206,7 @@ apply_plan validate_dense(const dense_view<T>& q, const dense_view<T>& k, const 
                                          ", ", k.sizes[2], ", ", k.sizes[3], "]");
   }
   const apply_plan p = make_apply_plan(q.sizes[3], f, opt, where);
+  check_factor_in_work_type<T>(f, where);
   const std::size_t B = q.sizes[0], S = q.sizes[2];
   posenc::detail::require<shape_error>(offsets.empty() || offsets.size() == B, where,
                                        "offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
@@ -210,27 +238,36 @@ apply_plan validate_ragged(const ragged_view<T>& q, const ragged_view<T>& k, std
                                          "] as q, got [", k.sizes[0], ", ", k.sizes[1], ", ", k.sizes[2], "]");
   }
   const apply_plan p = make_apply_plan(q.sizes[2], f, opt, where);
+  check_factor_in_work_type<T>(f, where);
   const std::size_t tokens = q.sizes[0];
   posenc::detail::require<shape_error>(!cu_seqlens.empty(), where,
                                        "cu_seqlens: expected batch + 1 >= 1 offsets, got an empty span");
   const std::size_t B = cu_seqlens.size() - 1;
-  posenc::detail::require(as_i64(cu_seqlens[0]) == 0, where, "cu_seqlens[0]: expected 0, got ", as_i64(cu_seqlens[0]));
+  // Offsets are compared as values (std::cmp_*, any integer type, no conversion that wraps) and
+  // differenced only once ordered (checked::distance): INT64_MIN or 2^63 gets the typed error,
+  // never a signed overflow.
+  posenc::detail::require(cu_seqlens[0] == 0, where, "cu_seqlens[0]: expected 0, got ", value_of(cu_seqlens[0]));
   for (std::size_t b = 0; b < B; ++b)
-    posenc::detail::require(as_i64(cu_seqlens[b + 1]) >= as_i64(cu_seqlens[b]), where,
+    posenc::detail::require(std::cmp_greater_equal(cu_seqlens[b + 1], cu_seqlens[b]), where,
                             "cu_seqlens: expected non-decreasing offsets, got cu_seqlens[", b, "] = ",
-                            as_i64(cu_seqlens[b]), " > cu_seqlens[", b + 1, "] = ", as_i64(cu_seqlens[b + 1]));
-  posenc::detail::require<shape_error>(as_i64(cu_seqlens[B]) == static_cast<std::int64_t>(tokens), where,
+                            value_of(cu_seqlens[b]), " > cu_seqlens[", b + 1, "] = ", value_of(cu_seqlens[b + 1]));
+  posenc::detail::require<shape_error>(std::cmp_equal(cu_seqlens[B], tokens), where,
                                        "cu_seqlens: expected the last offset to equal the token count ", tokens,
-                                       ", got ", as_i64(cu_seqlens[B]));
+                                       ", got ", value_of(cu_seqlens[B]));
   posenc::detail::require<shape_error>(offsets.empty() || offsets.size() == B, where,
                                        "offsets: expected one offset per sequence (batch = ", B, ") or none, got ",
                                        offsets.size());
+  constexpr std::int64_t limit = std::int64_t{1} << 53;
   for (std::size_t b = 0; b < B; ++b) {
-    const std::int64_t o = offsets.empty() ? 0 : as_i64(offsets[b]);
-    const std::int64_t len = as_i64(cu_seqlens[b + 1]) - as_i64(cu_seqlens[b]);
-    posenc::detail::require(o >= 0, where, "offsets[", b, "]: expected a position >= 0, got ", o);
-    posenc::detail::require(o <= (std::int64_t{1} << 53) - len, where, "offsets[", b,
-                            "] + length: expected <= 2^53, got ", o, " + ", len);
+    // 0 <= cu_seqlens[b] <= cu_seqlens[b + 1] <= tokens <= max_extent: the length fits int64
+    const auto len = static_cast<std::int64_t>(checked::distance(cu_seqlens[b], cu_seqlens[b + 1]));
+    const I zero{0};
+    const I o_raw = offsets.empty() ? zero : offsets[b];
+    posenc::detail::require(std::cmp_greater_equal(o_raw, 0), where, "offsets[", b, "]: expected a position >= 0, got ",
+                            value_of(o_raw));
+    posenc::detail::require(std::cmp_less_equal(o_raw, limit - len), where, "offsets[", b,
+                            "] + length: expected <= 2^53, got ", value_of(o_raw), " + ", len);
+    const auto o = static_cast<std::int64_t>(o_raw);
     posenc::detail::require(opt.max_positions == 0 || static_cast<std::uint64_t>(o + len) <= opt.max_positions, where,
                             "offsets[", b, "] + length of sequence ", b, ": expected <= max_positions = ",
                             opt.max_positions, ", got ", o, " + ", len);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -118,6 +119,20 @@ inline numeric::frequency3 frequency3_of(const frequencies& f, std::size_t k) {
 /// Check frequencies before use (the one validator: tables, apply, plans): at least one
 /// inv_freq, every inv_freq finite and >= 0 (0: a pair that is not rotated, as the proportional
 /// rule's), attention_factor finite and > 0, inv_freq_lo empty or one finite value per frequency.
+///
+/// In the precision of use (issue 37): inv_freq is a long double, but the double tables and
+/// rotations form every phase from omega_k split into doubles (numeric::split_frequency), and the
+/// float and half paths bound their errors in double (rotary/table.hpp), so each inv_freq must
+/// also be finite as a double (<= DBL_MAX ~ 1.8e308; a rule's factor of 1e-320 gives 1e320,
+/// finite in long double only: the double table was NaN, the float one garbage, silently); the
+/// attention factor is used as a double, so it must be a normal double (>= DBL_MIN ~ 2.2e-308,
+/// below which its products lose precision or vanish). Checked here, once, so that rotary::plan
+/// refuses such a rule at construction and tables and applications refuse hand-made frequencies
+/// at entry; the storage types' own limits on the factor are checked where the type is known
+/// (rotary/table.hpp check_factor_fits, rotary/apply_plan.hpp check_factor_in_work_type). No
+/// path rounds a frequency to float (the float and half types' phases are long double products
+/// reduced exactly, their coefficients double or float values of cos and sin), so float's range
+/// bounds the attention factor, not the frequencies.
 /// Throws invalid_argument (non_finite_error for NaN/Inf, shape_error for an inv_freq_lo of
 /// another length) naming `what` (the argument's name) and the index. Returns the number of pairs.
 inline std::size_t validate(const frequencies& f, std::string_view where, std::string_view what = "freqs") {
@@ -128,11 +143,19 @@ inline std::size_t validate(const frequencies& f, std::string_view where, std::s
                                               static_cast<double>(f.inv_freq[k]), " at index ", k);
     posenc::detail::require(f.inv_freq[k] >= 0, where, what, ".inv_freq: expected finite values >= 0, got ",
                             static_cast<double>(f.inv_freq[k]), " at index ", k);
+    if (!std::isfinite(static_cast<double>(f.inv_freq[k])))  // the message only on failure (long pair lists)
+      posenc::detail::fail<non_finite_error>(
+          where, what, ".inv_freq[", k, "]: expected a frequency finite in double (<= ",
+          std::numeric_limits<double>::max(), "), got ", f.inv_freq[k],
+          " (finite in long double only; a scaling factor near 0 divides the frequencies beyond double's range)");
   }
   posenc::detail::require<non_finite_error>(std::isfinite(f.attention_factor), where, what,
                                             ".attention_factor: expected a finite value, got ", f.attention_factor);
   posenc::detail::require(f.attention_factor > 0, where, what, ".attention_factor: expected a value > 0, got ",
                           f.attention_factor);
+  posenc::detail::require(std::isnormal(f.attention_factor), where, what,
+                          ".attention_factor: expected a normal double (>= ", std::numeric_limits<double>::min(),
+                          "), got ", f.attention_factor);
   posenc::detail::require<shape_error>(f.inv_freq_lo.empty() || f.inv_freq_lo.size() == f.inv_freq.size(), where,
                                        what, ".inv_freq_lo: expected none or one per frequency (", f.inv_freq.size(),
                                        "), got ", f.inv_freq_lo.size());

@@ -71,8 +71,11 @@ inline frequencies options_frequencies(const options& opt, std::size_t rotary_di
   posenc::detail::require(rotary_dim >= 2 && rotary_dim % 2 == 0, where,
                           "rotary_dim: expected an even rotary_dim >= 2, got ", rotary_dim);
   (void)checked::extent(rotary_dim, where, "rotary_dim");
-  return to_frequencies(
+  frequencies f = to_frequencies(
       {detail::default_omega(rotary_dim / 2, rotary_dim, detail::exact_log(static_cast<numeric::wide>(opt.base))), 1.0});
+  // in double, as every rotation uses them (a base near 0 gives frequencies beyond double's range)
+  (void)rotary::validate(f, where, "options.base: the frequencies base^(-2k / rotary_dim), freqs");
+  return f;
 }
 
 namespace detail {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -18,9 +19,15 @@ namespace posenc::rotary {
 
 namespace detail {
 
+/// A rule parameter: finite, > 0 and a normal double (>= DBL_MIN ~ 2.2e-308). A subnormal factor
+/// (1e-320) divides the frequencies beyond double's range while they stay finite in the long
+/// double the rules compute in (issue 37): refused here under the parameter's name; what
+/// parameters combine to beyond double is refused by rotary::validate on the plan's frequencies.
 inline void require_positive(double v, std::string_view where, std::string_view what) {
   posenc::detail::require<non_finite_error>(std::isfinite(v), where, what, ": expected a finite value, got ", v);
   posenc::detail::require(v > 0, where, what, ": expected a value > 0, got ", v);
+  posenc::detail::require(std::isnormal(v), where, what, ": expected a normal double (>= ",
+                          std::numeric_limits<double>::min(), "), got ", v);
 }
 
 /// int(head_dim * partial_rotary_factor), truncated toward zero as Python's int().

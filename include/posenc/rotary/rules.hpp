@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -306,9 +307,9 @@ struct longrope : rule_base {
                                          dim / 2, " values, got ", long_factor.size());
     for (std::size_t k = 0; k < dim / 2; ++k) {
       // the item's name is formed only for the error message (10^6-item lists stay cheap)
-      if (!(std::isfinite(short_factor[k]) && short_factor[k] > 0))
+      if (!(std::isnormal(short_factor[k]) && short_factor[k] > 0))
         detail::require_positive(short_factor[k], where, "short_factor[" + std::to_string(k) + "]");
-      if (!(std::isfinite(long_factor[k]) && long_factor[k] > 0))
+      if (!(std::isnormal(long_factor[k]) && long_factor[k] > 0))
         detail::require_positive(long_factor[k], where, "long_factor[" + std::to_string(k) + "]");
     }
     posenc::detail::require(regime == longrope_rule::init_function || regime == longrope_rule::phi3_module, where,
@@ -554,7 +555,10 @@ class plan {
   /// transformers' forward uses seq_len = max(position_ids) + 1.
   [[nodiscard]] rotary::frequencies frequencies(std::size_t seq_len) const {
     if (seq_len == 0 || !depends_on_seq_len()) return m_freqs;
-    return std::visit([&](const auto& x) { return to_frequencies(x.compute(m_ctx, seq_len)); }, m_rule);
+    rotary::frequencies f =
+        std::visit([&](const auto& x) { return to_frequencies(x.compute(m_ctx, seq_len)); }, m_rule);
+    (void)rotary::validate(f, "rotary::plan::frequencies", "frequencies(seq_len)");  // in double, as at construction
+    return f;
   }
 
  private:

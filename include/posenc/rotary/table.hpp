@@ -199,17 +199,19 @@ void fill_direct(const frequencies& f, std::size_t count, T* cos, T* sin, std::s
 inline constexpr std::uint64_t max_table_position = std::uint64_t{1} << 53;
 
 /// Every entry is cos or sin times attention_factor, so attention_factor itself (the entry at
-/// phase 0) must round to a finite T (Eigen::half: <= 65504): invalid_argument otherwise, instead
-/// of a table of Inf.
+/// phase 0) must round to a finite, normal T (Eigen::half: 6.1e-5 .. 65504): invalid_argument
+/// otherwise, instead of a table of Inf, or of zeros and subnormals (a factor below the type's
+/// normal range keeps no precision there). Double: rotary::validate's check.
 template <class T>
 void check_factor_fits(const frequencies& f, std::string_view where) {
   bool fits = true;
   if constexpr (std::is_same_v<T, float>)
-    fits = std::isfinite(static_cast<float>(f.attention_factor));
-  else if constexpr (!std::is_same_v<T, double>)
-    fits = std::isfinite(static_cast<float>(T(static_cast<float>(f.attention_factor))));
+    fits = std::isnormal(static_cast<float>(f.attention_factor));
+  else if constexpr (!std::is_same_v<T, double> && !std::is_same_v<T, long double>)
+    fits = std::isnormal(static_cast<float>(T(static_cast<float>(f.attention_factor))));
   posenc::detail::require(fits, where, "frequencies.attention_factor: ", f.attention_factor,
-                          " does not fit in the table's element type (its entries would round to Inf)");
+                          " does not fit in the table's element type as a normal number (its entries would round "
+                          "to Inf, or lose their precision below the type's normal range)");
 }
 
 }  // namespace detail

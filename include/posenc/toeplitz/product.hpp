@@ -63,7 +63,9 @@ struct product_work {
 /// run a complex FFT of size P (real B and real X with odd P pair two columns into one complex vector).
 /// set_threads(n): apply() spreads the columns of X over n threads (the caller and n - 1 workers
 /// the plan keeps), each with its own buffers; Y is bitwise the same for every n. Thread safety:
-/// one per thread (docs/thread-safety.md).
+/// one per thread (docs/thread-safety.md); apply, set_threads and set_coefficients entered from a
+/// second thread while a call runs in the plan throw concurrent_use_error (posenc::busy_flag)
+/// instead of racing on its buffers or waiting on its pool.
 template <scalar S>
 class product_plan {
  public:
@@ -108,6 +110,7 @@ class product_plan {
   /// allocated; on any throw the plan keeps its previous threads and buffers.
   void set_threads(std::size_t threads) {
     static constexpr std::string_view where = "toeplitz::product_plan::set_threads";
+    const auto in_use = m_busy.enter(where);  // first: a concurrent call is refused before any read
     const std::size_t n = resolve_threads(threads, where);
     require_usable(where);
     const work& w = m_work.front();  // one thread's buffers, in reals (for the message)
@@ -123,6 +126,7 @@ class product_plan {
 
   /// Recompute the spectrum for new coefficients of the same shape, without allocating.
   void set_coefficients(const toeplitz_matrix<S>& B) {
+    const auto in_use = m_busy.enter("toeplitz::product_plan::set_coefficients");
     require_usable("toeplitz::product_plan::set_coefficients");
     posenc::detail::require<shape_error>(B.rows() == m_rows && B.cols() == m_cols,
                                          "toeplitz::product_plan::set_coefficients", "expected a ", m_rows, " x ",
@@ -182,6 +186,7 @@ class product_plan {
     static_assert(std::is_same_v<YS, product_scalar<S, XS>>,
                   "toeplitz::product_plan::apply: Y's scalar must be product_scalar<S, X scalar>");
     static constexpr const char* where = "toeplitz::product_plan::apply";
+    const auto in_use = m_busy.enter(where);  // one call at a time (its buffers are the workspace)
     require_usable(where);
     const auto& x = X.derived();
     posenc::detail::require<shape_error>(static_cast<std::size_t>(x.rows()) == m_cols, where, "X must have ", m_cols,
@@ -477,6 +482,7 @@ class product_plan {
   bool m_real;
   std::vector<work> m_work;      // one per thread (set_threads); [0] always exists
   pool_handle m_pool;            // set_threads - 1 workers (none by default)
+  busy_flag m_busy;              // held by apply, set_threads, set_coefficients (concurrent_use_error)
   std::vector<real> m_sr, m_si;  // spectrum / P
   std::vector<real> m_wr, m_wi;  // exp(-2 pi i k / P), k <= P/2 (real path)
   std::vector<real> m_ar, m_ai, m_br, m_bi;  // alpha_k, beta_k of the fused spectral step (real path)
