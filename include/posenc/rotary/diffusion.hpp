@@ -113,7 +113,10 @@ namespace detail {
 /// `at` of a [3, n] array, each coordinate plus its offset.
 inline void write_grid3(std::vector<std::int64_t>& ids, std::size_t n, std::size_t at, std::size_t frames,
                         std::size_t height, std::size_t width, std::array<std::int64_t, 3> offset) {
-  const std::size_t cells = frames * height * width;  // <= n - at (grid_cells checked the product)
+  // frames * height * width <= n - at (grid_cells checked the product); bounded by the array's
+  // own size as well, so that g++ -O3 does not analyse this loop for the constant arguments of a
+  // call that the checks above rejected (-Waggressive-loop-optimizations)
+  const std::size_t cells = std::min(frames * height * width, ids.size() / 3 - std::min(at, ids.size() / 3));
   std::int64_t* pf = ids.data() + at;
   std::int64_t* ph = pf + n;
   std::int64_t* pw = ph + n;

@@ -93,13 +93,17 @@ posenc::table<T> grid_table_unchecked(std::span<const double> h_pos, std::span<c
   auto ew = posenc::detail::allocate_table<T>(w_pos.size(), half, where, "grid_w", "d / 2");
   detail::fill_at_unchecked(h_pos, eh.data(), half, half, o);
   detail::fill_at_unchecked(w_pos, ew.data(), half, half, o);
+  // The copies below take their width from the allocated half tables, not from d: where a caller
+  // passes a constant d beyond the size bounds (rejected above), g++ -O3 would otherwise still
+  // analyse them for that constant and warn that the copy exceeds any object (-Wstringop-overflow).
+  const std::size_t width = static_cast<std::size_t>(eh.cols());
   T* data = out.data();
   if (opt.extra_tokens != 0) std::memset(static_cast<void*>(data), 0, opt.extra_tokens * d * sizeof(T));
   for (std::size_t h = 0; h < h_pos.size(); ++h)
     for (std::size_t w = 0; w < w_pos.size(); ++w) {
       T* row = data + (opt.extra_tokens + h * w_pos.size() + w) * d;
-      std::memcpy(row, ew.data() + w * half, half * sizeof(T));
-      std::memcpy(row + half, eh.data() + h * half, half * sizeof(T));
+      std::memcpy(row, ew.data() + w * width, width * sizeof(T));
+      std::memcpy(row + width, eh.data() + h * width, width * sizeof(T));
     }
   return out;
 }
