@@ -19,8 +19,9 @@
 //      the tail of a head in one masked vector);
 //    - avx512_bf16: the avx512 kernel with AVX512_BF16's vcvtneps2bf16 for the bfloat16 stores (a
 //      subnormal float, which the instruction flushes to zero, is rounded in software instead).
-//    AVX-512F implies FMA: each product is passed through an empty asm statement so that no
-//    compiler contracts it with the sum (the results would differ from the other levels).
+//    Each product of a vector kernel passes through an empty asm statement (opaque) so that no
+//    compiler contracts it with its sum into an FMA, which would change the result: AVX-512F
+//    implies FMA, and a target attribute adds to the program's flags (-mfma, -march=native).
 // rotate_heads chooses the highest level the processor has (detected_kernel_level), capped by
 // the test hook kernel_override. Define POSENC_NO_X86_KERNELS to compile only the portable path.
 // The levels give bit-identical results (NaN payloads aside), the portable one wherever it is not
