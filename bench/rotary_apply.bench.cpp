@@ -17,8 +17,11 @@
 //  - the same for double storage (128 MiB per tensor; every phase evaluated exactly);
 //  - BM_fill<T> / BM_alibi_write<T>: a fill of scores [1, 32, 1024, 1024] vs alibi::write_bias
 //    into them; BM_add_const<T> / BM_alibi_add<T>: scores += c vs alibi::add_bias (read + write).
-//  - BM_kernel<T>: the inner kernel alone, portable C++ against the dispatched (AVX2 / F16C) one;
-//  - a threads argument (apply_options::threads) where it applies, against the copy on as many threads.
+//  - BM_kernel<T>: the inner kernel alone, portable C++ against the dispatched one (the highest
+//    kernel level of the processor: AVX-512, AVX2 / F16C);
+//  - a threads argument (apply_options::threads) where it applies, against the copy on as many threads;
+//  - BM_rope_level<T> (at the end): each kernel level forced, beside BM_inplace_floor<T>, the
+//    in-place floor of the same bytes (the reference of docs/performance.md for an in-place pass).
 // Counters: bytes moved per second (GB/s: read + written bytes of the operation), MiB per tensor.
 #include <benchmark/benchmark.h>
 
@@ -133,7 +136,7 @@ void BM_frequencies(benchmark::State& state) {
 
 /// The inner kernel alone on q [32 * 4096 rows of 128] (one row's coefficients for every row, so
 /// only the kernel runs): the portable C++ (arg 0) against the dispatched kernel (arg 1: the
-/// AVX2 / F16C kernel where the processor has it), finite check on, half layout.
+/// highest kernel level of the processor), finite check on, half layout.
 template <class T>
 void BM_kernel(benchmark::State& state) {
   using W = posenc::numeric::rotation_work_t<T>;
@@ -154,7 +157,7 @@ void BM_kernel(benchmark::State& state) {
     benchmark::DoNotOptimize(bad);
     benchmark::ClobberMemory();
   }
-  state.counters["x86_kernels"] = rd::x86_kernels_available() ? 1 : 0;
+  state.counters["kernel_level"] = static_cast<int>(rd::detected_kernel_level());
   set_counters(state, 2.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
 }
 
@@ -378,3 +381,57 @@ BENCHMARK(BM_mrope_tokens<float>)->ArgNames({"image"})->Arg(0)->Arg(1)->Unit(ben
 BENCHMARK(BM_inplace_floor<Eigen::bfloat16>)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_mrope_dense<Eigen::bfloat16>)->ArgNames({"image"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_mrope_tokens<Eigen::bfloat16>)->ArgNames({"image"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- Kernel levels against the in-place floor (issue 35) ----
+//  - BM_rope_level<T>: rotary::apply_inplace (dense [1, 32, 4096, 128]) or apply_ragged_inplace
+//    (token-major [4096, 32, 128], one sequence) of q and k, positions 0..4095, finite check on, one
+//    thread, with the kernel level forced (numeric::detail::kernel_level_scope: 0 portable, 1 AVX2,
+//    2 AVX-512, 3 AVX-512 + AVX512_BF16 for bf16 only); a level above the processor's is skipped
+//    with an error. Their ratio to BM_inplace_floor<T> (the same bytes read and written in place)
+//    in the same run is the measure of docs/performance.md.
+namespace {
+
+template <class T>
+void BM_rope_level(benchmark::State& state) {
+  namespace rd = posenc::numeric::detail;
+  const auto level = static_cast<rd::kernel_level>(state.range(2));
+  if (static_cast<int>(level) > static_cast<int>(rd::detected_kernel_level())) {
+    state.SkipWithError("kernel level not available on this processor");
+    return;
+  }
+  const rd::kernel_level_scope force(level);
+  const std::size_t n = H * S * D;
+  auto q = filled<T>(n), k = filled<T>(n);
+  const auto f = pr::default_frequencies(D, 500000.0);
+  const std::int64_t cu[2] = {0, static_cast<std::int64_t>(S)};
+  const bool tokens = state.range(0) != 0;
+  pr::apply_options o;
+  o.layout = state.range(1) == 0 ? pr::layout::interleaved : pr::layout::half;
+  o.threads = 1;
+  for (auto _ : state) {
+    if (tokens)
+      pr::apply_ragged_inplace<T, std::int64_t>(pr::ragged_view<T>::contiguous(q.data(), {S, H, D}),
+                                                pr::ragged_view<T>::contiguous(k.data(), {S, H, D}), cu, {}, f, o);
+    else
+      pr::apply_inplace<T>(pr::dense_view<T>::contiguous(q.data(), {1, H, S, D}),
+                           pr::dense_view<T>::contiguous(k.data(), {1, H, S, D}), f, {}, o);
+    benchmark::DoNotOptimize(q.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+}
+
+void level_args(benchmark::internal::Benchmark* b, int top) {
+  b->ArgNames({"tokens", "half_layout", "level"});
+  for (int tokens : {1, 0})
+    for (int half : {0, 1})
+      for (int level = 0; level <= top; ++level) b->Args({tokens, half, level});
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+}  // namespace
+
+BENCHMARK(BM_inplace_floor<Eigen::half>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_rope_level<float>)->Apply([](benchmark::internal::Benchmark* b) { level_args(b, 2); });
+BENCHMARK(BM_rope_level<Eigen::half>)->Apply([](benchmark::internal::Benchmark* b) { level_args(b, 2); });
+BENCHMARK(BM_rope_level<Eigen::bfloat16>)->Apply([](benchmark::internal::Benchmark* b) { level_args(b, 3); });

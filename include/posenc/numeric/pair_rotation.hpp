@@ -10,18 +10,26 @@
 // once in W: never contracted into a fused multiply-add by the kernels below), then rounded once
 // to T to nearest even (numeric/half.hpp for the 16-bit types).
 //
-// Two implementations of the same arithmetic:
-//  - rotate_heads_portable: plain C++ (vectorised by the compiler where it can);
-//  - on x86-64 with GCC or Clang (not under nvcc), AVX2 kernels for float, Eigen::half (with F16C's
-//    conversions) and Eigen::bfloat16, compiled for those instruction sets with function target
-//    attributes whatever the flags of the including program, and chosen at run time when the
-//    processor has them (numeric::detail::x86_kernels_available). Define POSENC_NO_X86_KERNELS to
-//    compile only the portable path.
-// The two give bit-identical results wherever the portable path is not contracted into FMAs by
-// the compiler (tests/rotary/kernels.test.cpp; NaN payloads aside). bench/rotary_apply.bench.cpp
-// measures them against a copy of the same bytes.
+// Implementations of the same arithmetic, one per kernel level (numeric::detail::kernel_level):
+//  - portable: rotate_heads_portable, plain C++ (vectorised by the compiler where it can);
+//  - on x86-64 with GCC or Clang (not under nvcc), compiled for their instruction sets with
+//    function target attributes whatever the flags of the including program:
+//    - avx2: AVX2 kernels for float, Eigen::half (with F16C's conversions) and Eigen::bfloat16;
+//    - avx512: AVX-512 F/BW/VL kernels for the same types (16 lanes of float work, 8 of double;
+//      the tail of a head in one masked vector);
+//    - avx512_bf16: the avx512 kernel with AVX512_BF16's vcvtneps2bf16 for the bfloat16 stores (a
+//      subnormal float, which the instruction flushes to zero, is rounded in software instead).
+//    Each product of a vector kernel passes through an empty asm statement (opaque) so that no
+//    compiler contracts it with its sum into an FMA, which would change the result: AVX-512F
+//    implies FMA, and a target attribute adds to the program's flags (-mfma, -march=native).
+// rotate_heads chooses the highest level the processor has (detected_kernel_level), capped by
+// the test hook kernel_override. Define POSENC_NO_X86_KERNELS to compile only the portable path.
+// The levels give bit-identical results (NaN payloads aside), the portable one wherever it is not
+// contracted into FMAs by the compiler's flags (tests/rotary/kernels.test.cpp forces each level).
+// bench/rotary_apply.bench.cpp measures each level against an in-place floor of the same bytes.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -46,6 +54,29 @@ struct bfloat16;
 #endif
 
 namespace posenc::numeric::detail {
+
+/// The implementations of rotate_heads, lowest first (see the top of this file).
+enum class kernel_level : int { portable = 0, avx2 = 1, avx512 = 2, avx512_bf16 = 3 };
+
+/// Test hook: the highest kernel level rotate_heads may choose (-1, the default: no cap). The
+/// levels give the same results bit for bit; tests and benchmarks set it to run each one
+/// (kernel_level_scope). A level above the processor's is capped to the processor's.
+inline std::atomic<int>& kernel_override() noexcept {
+  static std::atomic<int> cap{-1};
+  return cap;
+}
+
+/// Sets kernel_override for its lifetime, then restores the previous value.
+class kernel_level_scope {
+ public:
+  explicit kernel_level_scope(kernel_level l) noexcept : previous_(kernel_override().exchange(static_cast<int>(l))) {}
+  ~kernel_level_scope() { kernel_override().store(previous_); }
+  kernel_level_scope(const kernel_level_scope&) = delete;
+  kernel_level_scope& operator=(const kernel_level_scope&) = delete;
+
+ private:
+  int previous_;
+};
 
 /// 1 if any of the n values at p is NaN or Inf (a bit test on the storage type's exponent field).
 template <class T>
@@ -164,6 +195,18 @@ inline bool x86_kernels_available() noexcept {
   return ok;
 }
 
+/// x, opaque to the optimiser (no instruction): a product passed through it is never contracted
+/// with the sum that uses it into a fused multiply-add, whatever the flags (the kernels' target
+/// adds to the program's instruction sets: with -mfma or -march=native, GCC would contract them).
+__attribute__((target("avx"))) inline __m256d opaque(__m256d x) {
+  asm("" : "+x"(x));
+  return x;
+}
+__attribute__((target("avx"))) inline __m256 opaque(__m256 x) {
+  asm("" : "+x"(x));
+  return x;
+}
+
 // ---- float storage, double work: 4 pairs (half layout) or 2 pairs (interleaved) per vector ----
 
 /// p[k], p[k + 1] each in two adjacent lanes, xor'ed with `sign` (zero, or the sign bit of the
@@ -204,7 +247,7 @@ __attribute__((target("avx2"))) inline bool rotate_heads_x86(float* base, std::p
         const __m256d cc = spread ? _mm256_load_pd(cd + 2 * k) : spread2(c + k, no_sign);     // c0 c0 c1 c1
         const __m256d ss = spread ? _mm256_load_pd(sd + 2 * k) : spread2(s + k, sign_even);  // -s0 s0 -s1 s1
         const __m256d xs = _mm256_permute_pd(x, 0x5);            // b0 a0 b1 a1
-        const __m256d r = _mm256_add_pd(_mm256_mul_pd(x, cc), _mm256_mul_pd(xs, ss));
+        const __m256d r = _mm256_add_pd(opaque(_mm256_mul_pd(x, cc)), opaque(_mm256_mul_pd(xs, ss)));
         const __m128 o = _mm256_cvtpd_ps(r);
         _mm_storeu_ps(v + 2 * k, o);
         acc = _mm_or_si128(acc, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(o), exp_mask), exp_mask));
@@ -214,8 +257,8 @@ __attribute__((target("avx2"))) inline bool rotate_heads_x86(float* base, std::p
       for (std::size_t k = 0; k < body; k += 4) {
         const __m256d a = _mm256_cvtps_pd(_mm_loadu_ps(v + k)), b = _mm256_cvtps_pd(_mm_loadu_ps(vb + k));
         const __m256d cc = _mm256_loadu_pd(c + k), ss = _mm256_loadu_pd(s + k);
-        const __m128 oa = _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_mul_pd(a, cc), _mm256_mul_pd(b, ss)));
-        const __m128 ob = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_mul_pd(a, ss), _mm256_mul_pd(b, cc)));
+        const __m128 oa = _mm256_cvtpd_ps(_mm256_sub_pd(opaque(_mm256_mul_pd(a, cc)), opaque(_mm256_mul_pd(b, ss))));
+        const __m128 ob = _mm256_cvtpd_ps(_mm256_add_pd(opaque(_mm256_mul_pd(a, ss)), opaque(_mm256_mul_pd(b, cc))));
         _mm_storeu_ps(v + k, oa);
         _mm_storeu_ps(vb + k, ob);
         acc = _mm_or_si128(acc, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(oa), exp_mask), exp_mask));
@@ -328,8 +371,10 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
         const __m256 c1 = spread ? _mm256_load_ps(cd + 2 * k + 8) : spread4(c + k + 4, no_sign);
         const __m256 s0 = spread ? _mm256_load_ps(sd + 2 * k) : spread4(s + k, sign_even);
         const __m256 s1 = spread ? _mm256_load_ps(sd + 2 * k + 8) : spread4(s + k + 4, sign_even);
-        const __m256 y0 = _mm256_add_ps(_mm256_mul_ps(x0, c0), _mm256_mul_ps(_mm256_permute_ps(x0, 0xb1), s0));
-        const __m256 y1 = _mm256_add_ps(_mm256_mul_ps(x1, c1), _mm256_mul_ps(_mm256_permute_ps(x1, 0xb1), s1));
+        const __m256 y0 =
+            _mm256_add_ps(opaque(_mm256_mul_ps(x0, c0)), opaque(_mm256_mul_ps(_mm256_permute_ps(x0, 0xb1), s0)));
+        const __m256 y1 =
+            _mm256_add_ps(opaque(_mm256_mul_ps(x1, c1)), opaque(_mm256_mul_ps(_mm256_permute_ps(x1, 0xb1), s1)));
         const __m256i o = store16(v + 2 * k, y0, y1);
         acc16 = _mm256_or_si256(acc16, _mm256_cmpeq_epi16(_mm256_and_si256(o, exp_mask16), exp_mask16));
       }
@@ -339,7 +384,7 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
         const __m256 ss =
             _mm256_xor_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(s + k)), dup), sign_even);
         const __m256 xs = _mm256_permute_ps(x, 0xb1);  // b0 a0 b1 a1 ...
-        const __m128i o = store8(v + 2 * k, _mm256_add_ps(_mm256_mul_ps(x, cc), _mm256_mul_ps(xs, ss)));
+        const __m128i o = store8(v + 2 * k, _mm256_add_ps(opaque(_mm256_mul_ps(x, cc)), opaque(_mm256_mul_ps(xs, ss))));
         acc = _mm_or_si128(acc, _mm_cmpeq_epi16(_mm_and_si128(o, exp_mask), exp_mask));
       }
     } else {
@@ -348,18 +393,18 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
         const __m256 a0 = load8(v + k), a1 = load8(v + k + 8), b0 = load8(vb + k), b1 = load8(vb + k + 8);
         const __m256 c0 = _mm256_loadu_ps(c + k), c1 = _mm256_loadu_ps(c + k + 8);
         const __m256 s0 = _mm256_loadu_ps(s + k), s1 = _mm256_loadu_ps(s + k + 8);
-        const __m256i oa = store16(v + k, _mm256_sub_ps(_mm256_mul_ps(a0, c0), _mm256_mul_ps(b0, s0)),
-                                   _mm256_sub_ps(_mm256_mul_ps(a1, c1), _mm256_mul_ps(b1, s1)));
-        const __m256i ob = store16(vb + k, _mm256_add_ps(_mm256_mul_ps(a0, s0), _mm256_mul_ps(b0, c0)),
-                                   _mm256_add_ps(_mm256_mul_ps(a1, s1), _mm256_mul_ps(b1, c1)));
+        const __m256i oa = store16(v + k, _mm256_sub_ps(opaque(_mm256_mul_ps(a0, c0)), opaque(_mm256_mul_ps(b0, s0))),
+                                   _mm256_sub_ps(opaque(_mm256_mul_ps(a1, c1)), opaque(_mm256_mul_ps(b1, s1))));
+        const __m256i ob = store16(vb + k, _mm256_add_ps(opaque(_mm256_mul_ps(a0, s0)), opaque(_mm256_mul_ps(b0, c0))),
+                                   _mm256_add_ps(opaque(_mm256_mul_ps(a1, s1)), opaque(_mm256_mul_ps(b1, c1))));
         acc16 = _mm256_or_si256(acc16, _mm256_cmpeq_epi16(_mm256_and_si256(oa, exp_mask16), exp_mask16));
         acc16 = _mm256_or_si256(acc16, _mm256_cmpeq_epi16(_mm256_and_si256(ob, exp_mask16), exp_mask16));
       }
       for (std::size_t k = body2; k < body; k += 8) {
         const __m256 a = load8(v + k), b = load8(vb + k);
         const __m256 cc = _mm256_loadu_ps(c + k), ss = _mm256_loadu_ps(s + k);
-        const __m128i oa = store8(v + k, _mm256_sub_ps(_mm256_mul_ps(a, cc), _mm256_mul_ps(b, ss)));
-        const __m128i ob = store8(vb + k, _mm256_add_ps(_mm256_mul_ps(a, ss), _mm256_mul_ps(b, cc)));
+        const __m128i oa = store8(v + k, _mm256_sub_ps(opaque(_mm256_mul_ps(a, cc)), opaque(_mm256_mul_ps(b, ss))));
+        const __m128i ob = store8(vb + k, _mm256_add_ps(opaque(_mm256_mul_ps(a, ss)), opaque(_mm256_mul_ps(b, cc))));
         acc = _mm_or_si128(acc, _mm_cmpeq_epi16(_mm_and_si128(oa, exp_mask), exp_mask));
         acc = _mm_or_si128(acc, _mm_cmpeq_epi16(_mm_and_si128(ob, exp_mask), exp_mask));
       }
@@ -370,25 +415,293 @@ __attribute__((target("avx2,f16c"))) inline bool rotate_heads_x86_16(T* base, st
   return bad;
 }
 
+// ---- AVX-512 F/BW/VL (and AVX512_BF16): the same arithmetic, twice as wide ----
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() (`__m512 __Y = __Y;`), which
+// -Wmaybe-uninitialized reports once they are inlined here (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+/// Whether this processor runs the AVX-512 kernels below (AVX-512 F, BW and VL, with the operating
+/// system's support of their state as the compiler's runtime reports it; checked once).
+inline bool x86_avx512_available() noexcept {
+  static const bool ok = [] {
+    __builtin_cpu_init();
+    return x86_kernels_available() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
+  }();
+  return ok;
+}
+
+/// Whether it also has AVX512_BF16 (CPUID leaf 7, subleaf 1, EAX bit 5; checked once).
+inline bool x86_avx512_bf16_available() noexcept {
+  static const bool ok = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return x86_avx512_available() && __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 5)) != 0;
+  }();
+  return ok;
+}
+
+/// x, opaque to the optimiser (no instruction): a product passed through it is never contracted
+/// with the sum that uses it into a fused multiply-add (AVX-512F implies FMA; GCC contracts
+/// across intrinsics by default, Clang under -ffp-contract=fast).
+__attribute__((target("avx512f"))) inline __m512d opaque(__m512d x) {
+  asm("" : "+v"(x));
+  return x;
+}
+__attribute__((target("avx512f"))) inline __m512 opaque(__m512 x) {
+  asm("" : "+v"(x));
+  return x;
+}
+
+/// The n <= 4 doubles at p (lanes beyond: zero), each in two adjacent lanes, xor'ed with `sign`.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512d spread4_512(const double* p, std::size_t n,
+                                                                                 __m512i sign) {
+  const __m512i dup = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3);
+  const __m256d x = _mm256_maskz_loadu_pd(static_cast<__mmask8>((1u << n) - 1), p);
+  return _mm512_castsi512_pd(
+      _mm512_xor_si512(_mm512_castpd_si512(_mm512_permutexvar_pd(dup, _mm512_castpd256_pd512(x))), sign));
+}
+
+/// The n <= 8 floats at p (lanes beyond: zero), each in two adjacent lanes, xor'ed with `sign`.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 spread8_512(const float* p, std::size_t n,
+                                                                                __m512i sign) {
+  const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  const __m256 x = _mm256_maskz_loadu_ps(static_cast<__mmask8>((1u << n) - 1), p);
+  return _mm512_castsi512_ps(
+      _mm512_xor_si512(_mm512_castps_si512(_mm512_permutexvar_ps(dup, _mm512_castps256_ps512(x))), sign));
+}
+
+/// 8 floats at p (the lanes of m when not `full`; the others zero).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m256 load8_512(const float* p, __mmask8 m, bool full) {
+  return full ? _mm256_loadu_ps(p) : _mm256_maskz_loadu_ps(m, p);
+}
+
+/// o stored at p (the lanes of m when not `full`); their finite-check mask (lanes of m).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline unsigned store8_512(float* p, __m256 o, __mmask8 m,
+                                                                                 bool full) {
+  if (full)
+    _mm256_storeu_ps(p, o);
+  else
+    _mm256_mask_storeu_ps(p, m, o);
+  const __m256i e = _mm256_set1_epi32(0x7f800000);
+  return _mm256_mask_cmpeq_epi32_mask(m, _mm256_and_si256(_mm256_castps_si256(o), e), e);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline bool rotate_heads_x86_512(
+    float* base, std::ptrdiff_t head_stride, std::size_t heads, const double* cs, std::size_t half, bool interleaved,
+    bool check) {
+  const double* c = cs;
+  const double* s = cs + half;
+  const __m512i no_sign = _mm512_setzero_si512();
+  const __m512i sign_even = _mm512_setr_epi64(INT64_MIN, 0, INT64_MIN, 0, INT64_MIN, 0, INT64_MIN, 0);
+  // Interleaved layout: 4 pairs a vector, the coefficients spread to their two lanes (c c, -s s)
+  // once per call up to 256 pairs (per head beyond). Half layout: 8 pairs a vector.
+  constexpr std::size_t spread_max = 256;
+  alignas(64) double cd[2 * spread_max], sd[2 * spread_max];
+  const bool spread = interleaved && half <= spread_max;
+  if (spread) {
+    for (std::size_t k = 0; k < half; k += 4) {
+      const std::size_t n = half - k < 4 ? half - k : 4;
+      _mm512_store_pd(cd + 2 * k, spread4_512(c + k, n, no_sign));
+      _mm512_store_pd(sd + 2 * k, spread4_512(s + k, n, sign_even));
+    }
+  }
+  unsigned bad = 0;
+  for (std::size_t h = 0; h < heads; ++h) {
+    float* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
+    if (interleaved) {
+      for (std::size_t k = 0; k < half; k += 4) {
+        const std::size_t n = half - k < 4 ? half - k : 4;
+        const bool full = n == 4;
+        const auto m = static_cast<__mmask8>((1u << (2 * n)) - 1);
+        const __m512d x = _mm512_cvtps_pd(load8_512(v + 2 * k, m, full));  // a0 b0 a1 b1 ...
+        const __m512d cc = spread ? _mm512_load_pd(cd + 2 * k) : spread4_512(c + k, n, no_sign);
+        const __m512d ss = spread ? _mm512_load_pd(sd + 2 * k) : spread4_512(s + k, n, sign_even);
+        const __m512d xs = _mm512_permute_pd(x, 0x55);  // b0 a0 b1 a1 ...
+        const __m512d r = _mm512_add_pd(opaque(_mm512_mul_pd(x, cc)), opaque(_mm512_mul_pd(xs, ss)));
+        bad |= store8_512(v + 2 * k, _mm512_cvtpd_ps(r), m, full);
+      }
+    } else {
+      float* vb = v + half;
+      for (std::size_t k = 0; k < half; k += 8) {
+        const std::size_t n = half - k < 8 ? half - k : 8;
+        const bool full = n == 8;
+        const auto m = static_cast<__mmask8>((1u << n) - 1);
+        const __m512d a = _mm512_cvtps_pd(load8_512(v + k, m, full)), b = _mm512_cvtps_pd(load8_512(vb + k, m, full));
+        const __m512d cc = full ? _mm512_loadu_pd(c + k) : _mm512_maskz_loadu_pd(m, c + k);
+        const __m512d ss = full ? _mm512_loadu_pd(s + k) : _mm512_maskz_loadu_pd(m, s + k);
+        const __m512d ra = _mm512_sub_pd(opaque(_mm512_mul_pd(a, cc)), opaque(_mm512_mul_pd(b, ss)));
+        const __m512d rb = _mm512_add_pd(opaque(_mm512_mul_pd(a, ss)), opaque(_mm512_mul_pd(b, cc)));
+        bad |= store8_512(v + k, _mm512_cvtpd_ps(ra), m, full);
+        bad |= store8_512(vb + k, _mm512_cvtpd_ps(rb), m, full);
+      }
+    }
+  }
+  return check && bad != 0;
+}
+
+/// 16 binary16 or bfloat16 values at p (the lanes of m when not `full`; the others zero) as floats.
+template <class T>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 load16_512(const T* p, __mmask16 m, bool full) {
+  const __m256i h = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)) : _mm256_maskz_loadu_epi16(m, p);
+  if constexpr (std::is_same_v<T, Eigen::half>)
+    return _mm512_cvtph_ps(h);
+  else
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/// 16 floats rounded to nearest even to bfloat16 bits in software (bf16_round8, 16 lanes).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m256i bf16_round16(__m512 x) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i hi = _mm512_srli_epi32(u, 16);
+  const __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  return _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40))));
+}
+
+/// 16 floats rounded to nearest even to binary16 or bfloat16 (as numeric::float_to_half_bits /
+/// float_to_bf16_bits). Bf16Hw: bfloat16 with vcvtneps2bf16 (AVX512_BF16; named in an asm
+/// statement, so the kernel's target need not include it), which rounds as float_to_bf16_bits
+/// (to nearest even, a NaN made quiet with its sign and upper payload) but flushes a subnormal
+/// float to a zero of its sign: those lanes are rounded in software.
+template <class T, bool Bf16Hw>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m256i round16_512(__m512 x) {
+  if constexpr (std::is_same_v<T, Eigen::half>) {
+    return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  } else if constexpr (Bf16Hw) {
+    __m256i h;
+    asm("vcvtneps2bf16 %1, %0" : "=v"(h) : "v"(x));
+    const __m512i u = _mm512_castps_si512(x);
+    const __mmask16 subnormal = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000)) &
+                                _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x007fffff));
+    if (subnormal != 0) h = _mm256_mask_mov_epi16(h, subnormal, bf16_round16(x));
+    return h;
+  } else {
+    return bf16_round16(x);
+  }
+}
+
+/// 16 floats rounded (round16_512) and stored at p (the lanes of m when not `full`); their
+/// finite-check mask (lanes of m).
+template <class T, bool Bf16Hw>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline unsigned store16_512(T* p, __m512 x, __mmask16 m,
+                                                                                  bool full) {
+  const __m256i h = round16_512<T, Bf16Hw>(x);
+  if (full)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h);
+  else
+    _mm256_mask_storeu_epi16(p, m, h);
+  const __m256i e = _mm256_set1_epi16(static_cast<short>(std::is_same_v<T, Eigen::half> ? 0x7c00 : 0x7f80));
+  return _mm256_mask_cmpeq_epi16_mask(m, _mm256_and_si256(h, e), e);
+}
+
+template <class T, bool Bf16Hw>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline bool rotate_heads_x86_512_16(
+    T* base, std::ptrdiff_t head_stride, std::size_t heads, const float* cs, std::size_t half, bool interleaved,
+    bool check) {
+  const float* c = cs;
+  const float* s = cs + half;
+  const __m512i no_sign = _mm512_setzero_si512();
+  const __m512i sign_even = _mm512_set1_epi64(0x80000000);  // the sign bit of each even 32-bit lane
+  // Interleaved layout: 8 pairs a vector, the coefficients spread to their two lanes (c c, -s s)
+  // once per call up to 256 pairs (per head beyond). Half layout: 16 pairs a vector.
+  constexpr std::size_t spread_max = 256;
+  alignas(64) float cd[2 * spread_max], sd[2 * spread_max];
+  const bool spread = interleaved && half <= spread_max;
+  if (spread) {
+    for (std::size_t k = 0; k < half; k += 8) {
+      const std::size_t n = half - k < 8 ? half - k : 8;
+      _mm512_store_ps(cd + 2 * k, spread8_512(c + k, n, no_sign));
+      _mm512_store_ps(sd + 2 * k, spread8_512(s + k, n, sign_even));
+    }
+  }
+  unsigned bad = 0;
+  for (std::size_t h = 0; h < heads; ++h) {
+    T* v = base + static_cast<std::ptrdiff_t>(h) * head_stride;
+    if (interleaved) {
+      for (std::size_t k = 0; k < half; k += 8) {
+        const std::size_t n = half - k < 8 ? half - k : 8;
+        const bool full = n == 8;
+        const auto m = static_cast<__mmask16>((1u << (2 * n)) - 1);
+        const __m512 x = load16_512(v + 2 * k, m, full);  // a0 b0 a1 b1 ...
+        const __m512 cc = spread ? _mm512_load_ps(cd + 2 * k) : spread8_512(c + k, n, no_sign);
+        const __m512 ss = spread ? _mm512_load_ps(sd + 2 * k) : spread8_512(s + k, n, sign_even);
+        const __m512 xs = _mm512_permute_ps(x, 0xb1);  // b0 a0 b1 a1 ...
+        const __m512 y = _mm512_add_ps(opaque(_mm512_mul_ps(x, cc)), opaque(_mm512_mul_ps(xs, ss)));
+        bad |= store16_512<T, Bf16Hw>(v + 2 * k, y, m, full);
+      }
+    } else {
+      T* vb = v + half;
+      for (std::size_t k = 0; k < half; k += 16) {
+        const std::size_t n = half - k < 16 ? half - k : 16;
+        const bool full = n == 16;
+        const auto m = static_cast<__mmask16>((1u << n) - 1);
+        const __m512 a = load16_512(v + k, m, full), b = load16_512(vb + k, m, full);
+        const __m512 cc = full ? _mm512_loadu_ps(c + k) : _mm512_maskz_loadu_ps(m, c + k);
+        const __m512 ss = full ? _mm512_loadu_ps(s + k) : _mm512_maskz_loadu_ps(m, s + k);
+        const __m512 ya = _mm512_sub_ps(opaque(_mm512_mul_ps(a, cc)), opaque(_mm512_mul_ps(b, ss)));
+        const __m512 yb = _mm512_add_ps(opaque(_mm512_mul_ps(a, ss)), opaque(_mm512_mul_ps(b, cc)));
+        bad |= store16_512<T, Bf16Hw>(v + k, ya, m, full);
+        bad |= store16_512<T, Bf16Hw>(vb + k, yb, m, full);
+      }
+    }
+  }
+  return check && bad != 0;
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/// The highest kernel level this processor runs (checked once).
+inline kernel_level detected_kernel_level() noexcept {
+  if (x86_avx512_bf16_available()) return kernel_level::avx512_bf16;
+  if (x86_avx512_available()) return kernel_level::avx512;
+  return x86_kernels_available() ? kernel_level::avx2 : kernel_level::portable;
+}
+
 #else
 
 inline bool x86_kernels_available() noexcept { return false; }
+inline bool x86_avx512_available() noexcept { return false; }
+inline bool x86_avx512_bf16_available() noexcept { return false; }
+inline kernel_level detected_kernel_level() noexcept { return kernel_level::portable; }
 
 #endif  // POSENC_NUMERIC_X86_KERNELS
 
+/// The level rotate_heads runs: the processor's, capped by kernel_override.
+inline kernel_level active_kernel_level() noexcept {
+  const kernel_level best = detected_kernel_level();
+  const int cap = kernel_override().load(std::memory_order_relaxed);
+  return cap >= 0 && cap < static_cast<int>(best) ? static_cast<kernel_level>(cap) : best;
+}
+
 /// Rotate `heads` head vectors starting at base (head h at base + h * head_stride) by the
-/// coefficients cs = (c[0..half), s[0..half)): the x86 kernel where the processor has it (float,
-/// Eigen::half and Eigen::bfloat16 storage), else the portable one. Returns true if a rotated
-/// value is NaN or Inf (checked when `check`).
+/// coefficients cs = (c[0..half), s[0..half)): the kernel of active_kernel_level for float,
+/// Eigen::half and Eigen::bfloat16 storage (AVX-512, AVX2 or portable), the portable one for the
+/// other types. Returns true if a rotated value is NaN or Inf (checked when `check`).
 template <class T, class W>
 inline bool rotate_heads(T* base, std::ptrdiff_t head_stride, std::size_t heads, const W* cs, std::size_t half,
                          bool interleaved, bool check) {
 #if POSENC_NUMERIC_X86_KERNELS
   if constexpr (std::is_same_v<T, float> && std::is_same_v<W, double>) {
-    if (x86_kernels_available()) return rotate_heads_x86(base, head_stride, heads, cs, half, interleaved, check);
+    const kernel_level l = active_kernel_level();
+    if (l >= kernel_level::avx512) return rotate_heads_x86_512(base, head_stride, heads, cs, half, interleaved, check);
+    if (l >= kernel_level::avx2) return rotate_heads_x86(base, head_stride, heads, cs, half, interleaved, check);
   } else if constexpr ((std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) &&
                        std::is_same_v<W, float>) {
-    if (x86_kernels_available()) return rotate_heads_x86_16<T>(base, head_stride, heads, cs, half, interleaved, check);
+    const kernel_level l = active_kernel_level();
+    if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
+      if (l >= kernel_level::avx512_bf16)
+        return rotate_heads_x86_512_16<T, true>(base, head_stride, heads, cs, half, interleaved, check);
+    }
+    if (l >= kernel_level::avx512)
+      return rotate_heads_x86_512_16<T, false>(base, head_stride, heads, cs, half, interleaved, check);
+    if (l >= kernel_level::avx2) return rotate_heads_x86_16<T>(base, head_stride, heads, cs, half, interleaved, check);
   }
 #endif
   return rotate_heads_portable<T, W>(base, head_stride, heads, cs, half, interleaved, check);
