@@ -324,7 +324,7 @@ void BM_json_empty_objects(benchmark::State& state) {
 }
 void BM_config_short_factor(benchmark::State& state) {
   const std::string s = config_short_factor(static_cast<std::size_t>(state.range(0)));
-  reader_bench(state, s.size(), [&] { benchmark::DoNotOptimize(posenc::rotary::load_config(s).rope.short_factor.size()); });
+  reader_bench(state, s.size(), [&] { benchmark::DoNotOptimize(posenc::rotary::load_config(s).main_plan().rotary_dim()); });
 }
 /// The crafted input of issue 26: a longrope config with 10^6 short and 10^6 long factors (8 MB).
 /// A config may give at most rotary::max_config_head_dim / 2 pairs, so load_config parses the
@@ -333,7 +333,7 @@ void BM_config_short_factor_rejected(benchmark::State& state) {
   const std::string s = config_short_factor(static_cast<std::size_t>(state.range(0)));
   reader_bench(state, s.size(), [&] {
     try {
-      benchmark::DoNotOptimize(posenc::rotary::load_config(s).rope.short_factor.size());
+      benchmark::DoNotOptimize(posenc::rotary::load_config(s).main_plan().rotary_dim());
       state.SkipWithError("load_config accepted a head width above rotary::max_config_head_dim");
     } catch (const posenc::rotary::config_error&) {
     }
@@ -393,3 +393,22 @@ BENCHMARK(BM_config_short_factor_rejected)->Arg(1'000'000)->Unit(benchmark::kMil
 BENCHMARK(BM_safetensors_header_json)->Arg(16'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_safetensors_header)->Arg(16'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_safetensors_lookup_all)->Arg(1'600'000)->Arg(16'000'000)->Unit(benchmark::kMillisecond);
+
+/// The crafted input of issue 37: a config with a layer_types entry per layer of the largest model
+/// load_config accepts (rotary::max_config_layers), a rope_parameters entry for each of its layer
+/// types, the widest head, and a per_layer_config entry per layer (3.4 MB). Before the loader was
+/// bounded, each "*_attention" key made its own plan and the head_dim check was quadratic.
+void BM_config_layer_types(benchmark::State& state) {
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  static constexpr const char* types[] = {"full_attention", "sliding_attention", "chunked_attention", "linear_attention"};
+  std::string lt, plc, rp;
+  for (std::size_t i = 0; i < n; ++i) {
+    lt += std::string(i ? "," : "") + "\"" + types[i % 4] + "\"";
+    plc += std::string(i ? "," : "") + "\"" + std::to_string(i) + "\":{\"head_dim\":65536}";
+  }
+  for (const char* t : types) rp += std::string(rp.empty() ? "" : ",") + "\"" + t + "\":null";
+  const std::string s = "{\"model_type\":\"llama\",\"head_dim\":65536,\"num_hidden_layers\":" + std::to_string(n) +
+                        ",\"layer_types\":[" + lt + "],\"rope_parameters\":{" + rp + "},\"per_layer_config\":{" + plc + "}}";
+  reader_bench(state, s.size(), [&] { benchmark::DoNotOptimize(posenc::rotary::load_config(s).layers.size()); });
+}
+BENCHMARK(BM_config_layer_types)->Arg(65536)->Unit(benchmark::kMillisecond);

@@ -26,7 +26,7 @@ int main() {
   // [rope-config-v5]
   for (const auto& l : m.layers)
     std::printf("%-17s rope_type %-7s rotary_dim %zu  inv_freq[1] %.9Le\n", l.layer_type.c_str(),
-                std::string(l.plan.rope_type()).c_str(), l.plan.rotary_dim(), l.plan.frequencies().inv_freq[1]);
+                std::string(l.plan->rope_type()).c_str(), l.plan->rotary_dim(), l.plan->frequencies().inv_freq[1]);
   std::printf("q[token 5, pair 0] = (%+.6f, %+.6f)\n", q[5 * 256], q[5 * 256 + 128]);
   const bool ok = m.layers.size() == 2 && full.rotary_dim() == 256 && q[0] == 1.0f && q[5 * 256] != 1.0f;
   return ok ? 0 : 1;

@@ -1645,6 +1645,13 @@ void add_views_and_readers(std::vector<row>& rows) {
   rows.push_back(expect<pr::config_error>("rotary::load_config", "head_dim = 2^53", "head_dim",
                                     [] { (void)pr::load_config(R"({"head_dim": 9007199254740992})"); }));
   rows.push_back(expect<pr::config_error>("rotary::load_config", "head_dim = 0 (as transformers: 0 means absent, and nothing to derive it from)", "head_dim", [] { (void)pr::load_config(R"({"head_dim": 0})"); }));
+  // issue 37: the loader's work is bounded by the model's layers, and a zero length is no "absent"
+  rows.push_back(expect<pr::config_error>("rotary::load_config", "num_hidden_layers = 2^16 + 1", "num_hidden_layers",
+                                          [] { (void)pr::load_config(R"({"head_dim": 8, "num_hidden_layers": 65537})"); }));
+  rows.push_back(expect<pr::config_error>("rotary::load_config", "original_max_position_embeddings = 0",
+                                          "original_max_position_embeddings", [] {
+                                            (void)pr::load_config(R"({"head_dim": 8, "original_max_position_embeddings": 0})");
+                                          }));
   rows.push_back(expect<posenc::io_error>("rotary::load_config", "short JSON text (truncated buffer)", "JSON",
                                           [] { (void)pr::load_config(R"({"head_dim": 8)"); }));
   rows.push_back(expect<size_error>("rotary::table", "count = 2^53", "count", [p2] { (void)pr::table<float>(pr::default_frequencies(4), 0, p2(53)); }));

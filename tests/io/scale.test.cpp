@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <posenc/io/json.hpp>
@@ -171,9 +172,10 @@ TEST_CASE("load_config at scale: factor lists of 32768 items cost a constant num
     const std::size_t before = g_allocations.load();
     const auto c = posenc::rotary::load_config(text);
     const std::size_t used = g_allocations.load() - before;
-    CHECK(c.rope.short_factor.size() == m);
-    CHECK(c.rope.long_factor.size() == m);
-    CHECK(c.rope.short_factor[m - 1] == 1.0299999713897705);
+    const auto& r = std::get<posenc::rotary::rules::longrope>(c.main_plan().rule());
+    CHECK(r.short_factor.size() == m);
+    CHECK(r.long_factor.size() == m);
+    CHECK(r.short_factor[m - 1] == 1.0299999713897705);
     return used;
   };
   // the longest lists a config may hold: rotary_dim / 2 items of the widest head load_config

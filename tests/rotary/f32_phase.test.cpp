@@ -26,7 +26,7 @@ using ld = long double;
 namespace {
 struct row {
   std::string name;
-  pr::rope_config cfg;
+  pr::plan plan;
 };
 
 std::vector<row> rules() {
@@ -34,17 +34,19 @@ std::vector<row> rules() {
   pr::rope_config base;
   base.head_dim = 128;
   base.max_position_embeddings = 4096;
-  r.push_back({"default (theta 1e4)", base});
+  r.push_back({"default (theta 1e4)", pr::to_plan(base)});
   auto c = base;
   c.type = pr::rope_type::linear, c.factor = 4;
-  r.push_back({"linear x4", c});
+  r.push_back({"linear x4", pr::to_plan(c)});
   c.type = pr::rope_type::ntk;
-  r.push_back({"NTK-aware x4", c});
+  r.push_back({"NTK-aware x4", pr::to_plan(c)});
   c.type = pr::rope_type::dynamic;
-  r.push_back({"dynamic x4 (seq_len = N)", c});
-  r.push_back({"yarn (Qwen2-7B, x4)", pr::load_config(rope_test::qwen2_7b_yarn).rope});
-  r.push_back({"longrope (Phi-3.5-mini)", pr::load_config(rope_test::phi35_mini).rope});
-  r.push_back({"llama3 (Llama-3.1-8B)", pr::load_config(rope_test::llama31_8b).rope});
+  r.push_back({"dynamic x4 (seq_len = N)", pr::to_plan(c)});
+  // the loaded plans (LongRoPE under transformers 4.46's init-function rule, as the table always had)
+  const pr::load_options t446{pr::semantics::transformers_4_46};
+  r.push_back({"yarn (Qwen2-7B, x4)", pr::load_config(rope_test::qwen2_7b_yarn).main_plan()});
+  r.push_back({"longrope (Phi-3.5-mini)", pr::load_config(rope_test::phi35_mini, t446).main_plan()});
+  r.push_back({"llama3 (Llama-3.1-8B)", pr::load_config(rope_test::llama31_8b).main_plan()});
   return r;
 }
 }  // namespace
@@ -55,13 +57,13 @@ TEST_CASE("f32-phase error table (docs/extrapolation.md)") {
   std::string out = "| rule | 4K | 32K | 128K | 1M | posenc f32, all N |\n|---|---|---|---|---|---|\n";
   for (const auto& rule : rules()) {
     const std::string name = rule.name;
-    const pr::rope_config& cfg = rule.cfg;
+    const pr::plan& plan = rule.plan;
     out += "| " + name + " |";
     ld posenc_worst = 0;
     ld f32_at[4] = {};
     for (int j = 0; j < 4; ++j) {
       const std::uint64_t n = ns[j];
-      const auto f = pr::compute_frequencies(cfg, n);
+      const auto f = plan.frequencies(n);
       std::vector<float> inv32(f.inv_freq.size());
       for (std::size_t k = 0; k < inv32.size(); ++k) inv32[k] = static_cast<float>(f.inv_freq[k]);
       pr::frequencies unit = f;

@@ -81,7 +81,7 @@ double ulp_f64(double x) {
 const pr::plan& plan_of(const pr::model_config& m, const std::string& layer) {
   if (layer == "default") {
     REQUIRE(m.layers.size() == 1);
-    return m.layers.front().plan;
+    return *m.layers.front().plan;
   }
   return m.plan_for(layer);
 }
@@ -105,7 +105,7 @@ signature signature_of(const pr::plan& p, const std::vector<std::size_t>& seq_le
 
 std::map<std::string, signature> signatures(const pr::model_config& m, const std::vector<std::size_t>& seq_lens) {
   std::map<std::string, signature> out;
-  for (const auto& l : m.layers) out[l.layer_type] = signature_of(l.plan, seq_lens);
+  for (const auto& l : m.layers) out[l.layer_type] = signature_of(*l.plan, seq_lens);
   return out;
 }
 

@@ -278,8 +278,8 @@ TEST_CASE("bad configurations are named errors") {
   CHECK_THROWS_WITH_AS(pr::validate(bad), doctest::Contains("factor"), invalid_argument);
   bad = c;
   bad.beta_fast = 1;
-  bad.beta_slow = 1;
-  CHECK_THROWS_WITH_AS(pr::validate(bad), doctest::Contains("beta_fast > beta_slow"), invalid_argument);
+  bad.beta_slow = 2;
+  CHECK_THROWS_WITH_AS(pr::validate(bad), doctest::Contains("beta_fast >= beta_slow"), invalid_argument);
   bad = c;
   bad.head_dim = 90;
   bad.partial_rotary_factor = 0.1;  // int(9.0) = 9: odd
@@ -306,8 +306,8 @@ TEST_CASE("bad configurations are named errors") {
   CHECK_THROWS_WITH_AS(pr::validate(bad), doctest::Contains("original_max_position_embeddings"), invalid_argument);
   bad.original_max_position_embeddings = 8192;
   bad.low_freq_factor = 4;
-  bad.high_freq_factor = 4;
-  CHECK_THROWS_WITH_AS(pr::validate(bad), doctest::Contains("high_freq_factor > low_freq_factor"), invalid_argument);
+  bad.high_freq_factor = 2;
+  CHECK_THROWS_WITH_AS(pr::validate(bad), doctest::Contains("high_freq_factor >= low_freq_factor"), invalid_argument);
   bad = c;
   bad.type = pr::rope_type::dynamic;
   bad.max_position_embeddings = 0;

@@ -62,6 +62,7 @@ struct rope_context {
   /// lets it override rope_parameters' own for llama3, yarn and longrope). 0: absent.
   std::size_t original_max_position_embeddings = 0;
   rotary::semantics semantics = semantics::transformers_5;
+  bool operator==(const rope_context&) const = default;
 };
 
 namespace detail {

@@ -23,7 +23,8 @@
 // semantics::transformers_4_46. docs/extrapolation.md has the table of differences.
 //
 // The rules' inputs (the model context rope_context, semantics, config_error and param_reader,
-// the reader of one rope_parameters object) are in posenc/rotary/rule_params.hpp.
+// the reader of one rope_parameters object) are in posenc/rotary/rule_params.hpp, the exact
+// arithmetic they share in posenc/rotary/rule_math.hpp.
 #pragma once
 
 #include <algorithm>
@@ -43,69 +44,11 @@
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/frequencies.hpp>
+#include <posenc/rotary/rule_math.hpp>
 #include <posenc/rotary/rule_params.hpp>
 
 namespace posenc::rotary {
 
-namespace detail {
-
-inline void require_positive(double v, std::string_view where, std::string_view what) {
-  posenc::detail::require<non_finite_error>(std::isfinite(v), where, what, ": expected a finite value, got ", v);
-  posenc::detail::require(v > 0, where, what, ": expected a value > 0, got ", v);
-}
-
-/// int(head_dim * partial_rotary_factor), truncated toward zero as Python's int().
-inline std::size_t scaled_rotary_dim(const rope_context& c) {
-  // HF: int(head_dim * partial_rotary_factor), truncated toward zero. A product outside
-  // [0, 2^64) (or NaN) has no size_t value: 0, which the plan rejects.
-  const double x = static_cast<double>(c.head_dim) * c.partial_rotary_factor;
-  return x >= 0 && x < 18446744073709551616.0 ? static_cast<std::size_t>(x) : 0;
-}
-
-/// omega_k = base^(-2k / exponent_dim) for k < pairs, exact (a pair per frequency).
-inline exact_frequencies default_freqs(std::size_t pairs, std::size_t exponent_dim, double base) {
-  return {default_omega(pairs, exponent_dim, exact_log(static_cast<numeric::wide>(base))), 1.0};
-}
-
-/// theta * s^(d / (d - 2)) (NTK-aware base scaling) as the exact ln(base') = ln(theta) + d / (d - 2)
-/// ln(s); d = 2 has one pair with frequency 1 whatever the base. s > 0.
-inline exact_frequencies ntk_scaled(std::size_t d, double theta, const exact_value& s) {
-  exact_value lb = exact_log(static_cast<numeric::wide>(theta));
-  if (d > 2)
-    lb = lb + exact(static_cast<numeric::wide>(d)) / exact(static_cast<numeric::wide>(d - 2)) * numeric::ff_log(s);
-  return {default_omega(d / 2, d, lb), 1.0};
-}
-
-/// a < b for normalised pairs.
-inline bool exact_less(const exact_value& a, const exact_value& b) {
-  return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
-}
-/// min(max(x, lo), hi) for normalised pairs.
-inline exact_value exact_clamp(const exact_value& x, const exact_value& lo, const exact_value& hi) {
-  return exact_less(x, lo) ? lo : exact_less(hi, x) ? hi : x;
-}
-/// floor / ceil of a pair of moderate size (|x| < 2^63): hi's unless hi is an integer, then lo decides.
-inline exact_value exact_floor(const exact_value& x) {
-  const numeric::wide f = std::floor(x.hi);
-  return f != x.hi ? exact(f) : numeric::two_sum(f, std::floor(x.lo));
-}
-inline exact_value exact_ceil(const exact_value& x) {
-  const numeric::wide f = std::ceil(x.hi);
-  return f != x.hi ? exact(f) : numeric::two_sum(f, std::ceil(x.lo));
-}
-
-/// The pretrained length L0 of llama3, yarn and longrope. transformers 5: the model-level field
-/// (Phi-3) if any, else rope_parameters', else max_position_embeddings (standardize_rope_params);
-/// transformers 4.46: the model-level field (longrope only), else rope_scaling's, else (yarn)
-/// max_position_embeddings.
-inline std::size_t pretrained_length(const rope_context& c, std::optional<std::size_t> own, bool model_level,
-                                     bool fall_back_to_max) {
-  if (model_level && c.original_max_position_embeddings > 0) return c.original_max_position_embeddings;
-  if (own && *own > 0) return *own;
-  return fall_back_to_max ? c.max_position_embeddings : 0;
-}
-
-}  // namespace detail
 
 namespace rules {
 
@@ -115,10 +58,12 @@ struct rule_base {
   static constexpr std::array<std::string_view, 0> aliases{};
   static constexpr bool depends_on_seq_len = false;
   static std::size_t rotary_dim(const rope_context& c) { return detail::scaled_rotary_dim(c); }
+  bool operator==(const rule_base&) const = default;
 };
 
 /// "default": omega_k = theta^(-2k / rotary_dim).
 struct default_rope : rule_base {
+  bool operator==(const default_rope&) const = default;
   static constexpr std::string_view name = "default";
   static constexpr std::array<std::string_view, 0> keys{};
   static default_rope parse(const param_reader&) { return {}; }
@@ -131,6 +76,7 @@ struct default_rope : rule_base {
 
 /// "linear" (position interpolation, Chen et al. 2023): default / factor.
 struct linear : rule_base {
+  bool operator==(const linear&) const = default;
   static constexpr std::string_view name = "linear";
   static constexpr std::array<std::string_view, 1> keys{"factor"};
   double factor = 1.0;
@@ -148,6 +94,7 @@ struct linear : rule_base {
 /// "ntk" (static NTK-aware base scaling, bloc97; posenc's name, not a transformers rule):
 /// theta' = theta * factor^(d / (d - 2)).
 struct ntk : rule_base {
+  bool operator==(const ntk&) const = default;
   static constexpr std::string_view name = "ntk";
   static constexpr std::array<std::string_view, 1> keys{"factor"};
   double factor = 1.0;
@@ -162,6 +109,7 @@ struct ntk : rule_base {
 /// L = max(seq_len, L_max), L_max = max_position_embeddings. original_max_position_embeddings is
 /// accepted and, as in transformers 4.46 and 5, not used.
 struct dynamic : rule_base {
+  bool operator==(const dynamic&) const = default;
   static constexpr std::string_view name = "dynamic";
   static constexpr std::array<std::string_view, 2> keys{"factor", "original_max_position_embeddings"};
   static constexpr bool depends_on_seq_len = true;
@@ -192,6 +140,7 @@ struct dynamic : rule_base {
 /// over the correction range of beta_fast .. beta_slow rotations within L0, and the attention
 /// factor 0.1 mscale ln(factor) + 1 (or attention_factor, or the mscale / mscale_all_dim ratio).
 struct yarn : rule_base {
+  bool operator==(const yarn&) const = default;
   static constexpr std::string_view name = "yarn";
   static constexpr std::array<std::string_view, 8> keys{
       "factor", "attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
@@ -244,7 +193,8 @@ struct yarn : rule_base {
     detail::require_positive(resolved_factor(c), where, "factor");
     detail::require_positive(fast(c), where, "beta_fast");
     detail::require_positive(slow(c), where, "beta_slow");
-    posenc::detail::require(fast(c) > slow(c), where, "beta_fast: expected beta_fast > beta_slow, got beta_fast = ",
+    // equal betas (Kimi K2) are transformers' too: an empty ramp, widened by 0.001 in compute
+    posenc::detail::require(fast(c) >= slow(c), where, "beta_fast: expected beta_fast >= beta_slow, got beta_fast = ",
                             fast(c), " and beta_slow = ", slow(c));
     if (attention_factor) detail::require_positive(*attention_factor, where, "attention_factor");
     if (mscale) detail::require_positive(*mscale, where, "mscale");
@@ -301,6 +251,7 @@ struct yarn : rule_base {
 /// sqrt(1 + ln(factor) / ln(L0)) (or attention_factor), factor = max_position_embeddings / L0 when
 /// not given.
 struct longrope : rule_base {
+  bool operator==(const longrope&) const = default;
   static constexpr std::string_view name = "longrope";
   static constexpr std::array<std::string_view, 1> aliases{"su"};
   static constexpr std::array<std::string_view, 5> keys{"short_factor", "long_factor", "factor", "attention_factor",
@@ -408,6 +359,7 @@ struct longrope : rule_base {
 /// "llama3" (Llama 3.1): wavelengths above L0 / low_freq_factor interpolated by factor, below
 /// L0 / high_freq_factor kept, a smooth blend between.
 struct llama3 : rule_base {
+  bool operator==(const llama3&) const = default;
   static constexpr std::string_view name = "llama3";
   static constexpr std::array<std::string_view, 4> keys{"factor", "low_freq_factor", "high_freq_factor",
                                                         "original_max_position_embeddings"};
@@ -433,8 +385,9 @@ struct llama3 : rule_base {
                             "> 0, got none");
     detail::require_positive(low_freq_factor, where, "low_freq_factor");
     detail::require_positive(high_freq_factor, where, "high_freq_factor");
-    posenc::detail::require(high_freq_factor > low_freq_factor, where,
-                            "high_freq_factor: expected high_freq_factor > low_freq_factor, got high_freq_factor = ",
+    // equal factors (Llama 4) leave no blend: transformers' where() keeps wavelengths up to L0 / lo
+    posenc::detail::require(high_freq_factor >= low_freq_factor, where,
+                            "high_freq_factor: expected high_freq_factor >= low_freq_factor, got high_freq_factor = ",
                             high_freq_factor, " and low_freq_factor = ", low_freq_factor);
   }
   [[nodiscard]] exact_frequencies compute(const rope_context& c, std::size_t) const {
@@ -449,8 +402,11 @@ struct llama3 : rule_base {
       // lo) the frequency is interpolated (omega / factor), above 1 (wavelen < L0 / hi) kept; the
       // blend (1 - smooth) omega / factor + smooth omega meets both branches continuously, so
       // clamping smooth to [0, 1] is the three branches of transformers
-      const exact_value smooth =
-          detail::exact_clamp((old_len * w / numeric::two_pi_ff<W>() - lo) / (hi - lo), exact(0), exact(1));
+      // hi == lo: no blend, smooth is the step at L0 / wavelen = lo (never met exactly: 2 pi is irrational)
+      const exact_value x = old_len * w / numeric::two_pi_ff<W>();
+      const exact_value smooth = high_freq_factor == low_freq_factor
+                                     ? (detail::exact_less(lo, x) ? exact(1) : exact(0))
+                                     : detail::exact_clamp((x - lo) / (hi - lo), exact(0), exact(1));
       w = (exact(1) - smooth) * w / fac + smooth * w;
     }
     return f;
@@ -461,6 +417,7 @@ struct llama3 : rule_base {
 /// floor(partial_rotary_factor * head_dim / 2) turn at theta^(-2k / head_dim) / factor (the
 /// exponent over the whole head), the others have frequency 0 (not rotated).
 struct proportional : rule_base {
+  bool operator==(const proportional&) const = default;
   static constexpr std::string_view name = "proportional";
   static constexpr std::array<std::string_view, 1> keys{"factor"};
   double factor = 1.0;

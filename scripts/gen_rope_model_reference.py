@@ -1,0 +1,471 @@
+#!/usr/bin/env python3
+"""Generate the per-model RoPE reference files in tests/rotary/hf/models/.
+
+A sibling of gen_rope_reference.py for the model types whose transformers code decides more than
+the rope dict: NoPE layers (Llama 4, SmolLM3, Qwen3-Next's linear-attention layers), position-
+dependent query scales (Llama 4's attention temperature tuning, Ministral 3's
+llama_4_scaling_beta), partial rotary under the default rule (GLM-4.5, Qwen3-Next), head_dim and
+rope_theta class defaults, Hunyuan's ntk_alpha, the DeepSeek / Kimi K2 yarn family (beta_fast ==
+beta_slow), Apertus, Seed-OSS, Granite, OLMo 3.
+
+Each case is the rope-related part of a real model's config.json (typed here: no network), loaded
+by the transformers 5.23 configuration class of its model_type; the expected values come from
+transformers' own code under torch 2.15 on CPU:
+
+* per layer type: the model's ``*RotaryEmbedding(config)`` inv_freq (float32) and
+  attention_scaling;
+* per layer index: whether the layer applies RoPE (``config.no_rope_layers[i]``, which the
+  attention reads as ``use_rope``; a ``linear_attention`` layer has no rotary embedding);
+* query scales at a list of positions: ``get_llama_4_attn_scale`` (Ministral 3) called as the
+  attention calls it, and Llama 4's temperature tuning as ``Llama4TextAttention.forward``
+  computes it (the expression is inline there; it is copied below verbatim).
+
+Usage:
+
+    /var/cache/posenc/venv-torch-2.15.0/bin/python scripts/gen_rope_model_reference.py
+
+The output is deterministic: rerunning it rewrites identical files.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import torch
+import transformers
+
+REPO = Path(__file__).resolve().parent.parent
+OUT_DIR = REPO / "tests" / "rotary" / "hf" / "models"
+QUERY_POSITIONS = [0, 1, 2, 8190, 8191, 8192, 16383, 16384, 65535, 100000, 1048575, 10000000]
+
+# (module, config class, rotary class) per model type
+CLASSES = {
+    "llama4_text": ("llama4", "Llama4TextConfig", "Llama4TextRotaryEmbedding"),
+    "smollm3": ("smollm3", "SmolLM3Config", "SmolLM3RotaryEmbedding"),
+    "glm4_moe": ("glm4_moe", "Glm4MoeConfig", "Glm4MoeRotaryEmbedding"),
+    "qwen3_next": ("qwen3_next", "Qwen3NextConfig", "Qwen3NextRotaryEmbedding"),
+    "ministral3": ("ministral3", "Ministral3Config", "Ministral3RotaryEmbedding"),
+    "deepseek_v3": ("deepseek_v3", "DeepseekV3Config", "DeepseekV3RotaryEmbedding"),
+    "deepseek_v2": ("deepseek_v2", "DeepseekV2Config", "DeepseekV2RotaryEmbedding"),
+    "deepseek_v32": ("deepseek_v32", "DeepseekV32Config", "DeepseekV32RotaryEmbedding"),
+    "hunyuan_v1_moe": ("hunyuan_v1_moe", "HunYuanMoEV1Config", "HunYuanMoEV1RotaryEmbedding"),
+    "hunyuan_v1_dense": ("hunyuan_v1_dense", "HunYuanDenseV1Config", "HunYuanDenseV1RotaryEmbedding"),
+    "seed_oss": ("seed_oss", "SeedOssConfig", "SeedOssRotaryEmbedding"),
+    "apertus": ("apertus", "ApertusConfig", "ApertusRotaryEmbedding"),
+    "granite": ("granite", "GraniteConfig", "GraniteRotaryEmbedding"),
+    "olmo3": ("olmo3", "Olmo3Config", "Olmo3RotaryEmbedding"),
+}
+
+LLAMA4_SCOUT_TEXT = {
+    "attention_bias": False,
+    "attention_chunk_size": 8192,
+    "attn_scale": 0.1,
+    "attn_temperature_tuning": True,
+    "floor_scale": 8192,
+    "head_dim": 128,
+    "hidden_size": 5120,
+    "interleave_moe_layer_step": 1,
+    "max_position_embeddings": 10485760,
+    "model_type": "llama4_text",
+    "no_rope_layers": [],
+    "num_attention_heads": 40,
+    "num_hidden_layers": 48,
+    "num_key_value_heads": 8,
+    "rope_scaling": {
+        "factor": 16.0,
+        "high_freq_factor": 1.0,
+        "low_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
+    "rope_theta": 500000.0,
+    "use_qk_norm": True,
+}
+
+CASES = [
+    {
+        "name": "llama-4-scout",
+        "model": "meta-llama/Llama-4-Scout-17B-16E (text_config)",
+        "config": {"model_type": "llama4", "text_config": LLAMA4_SCOUT_TEXT},
+    },
+    {
+        "name": "llama-4-maverick",
+        "model": "meta-llama/Llama-4-Maverick-17B-128E (text_config)",
+        "config": {
+            "model_type": "llama4",
+            "text_config": dict(
+                LLAMA4_SCOUT_TEXT,
+                interleave_moe_layer_step=2,
+                max_position_embeddings=1048576,
+                rope_scaling=None,
+                use_qk_norm=False,
+            ),
+        },
+    },
+    {
+        "name": "llama-4-no-tuning-interval-3",
+        "model": "Llama 4 text config with attn_temperature_tuning false and no_rope_layer_interval 3",
+        "config": dict(LLAMA4_SCOUT_TEXT, attn_temperature_tuning=False, no_rope_layer_interval=3,
+                       num_hidden_layers=10, rope_scaling=None),
+    },
+    {
+        "name": "smollm3-3b",
+        "model": "HuggingFaceTB/SmolLM3-3B",
+        "config": {
+            "hidden_size": 2048,
+            "max_position_embeddings": 65536,
+            "model_type": "smollm3",
+            "no_rope_layer_interval": 4,
+            "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(36)],
+            "num_attention_heads": 16,
+            "num_hidden_layers": 36,
+            "num_key_value_heads": 4,
+            "rope_scaling": None,
+            "rope_theta": 5000000.0,
+            "use_sliding_window": False,
+        },
+    },
+    {
+        "name": "smollm3-interval",
+        "model": "SmolLM3 config without no_rope_layers (the interval decides) and without rope_theta",
+        "config": {
+            "hidden_size": 2048,
+            "max_position_embeddings": 65536,
+            "model_type": "smollm3",
+            "no_rope_layer_interval": 3,
+            "num_attention_heads": 16,
+            "num_hidden_layers": 12,
+            "num_key_value_heads": 4,
+        },
+    },
+    {
+        "name": "glm-4.5",
+        "model": "zai-org/GLM-4.5",
+        "config": {
+            "head_dim": 128,
+            "hidden_size": 5120,
+            "max_position_embeddings": 131072,
+            "model_type": "glm4_moe",
+            "num_attention_heads": 96,
+            "num_hidden_layers": 92,
+            "num_key_value_heads": 8,
+            "partial_rotary_factor": 0.5,
+            "rope_scaling": None,
+            "rope_theta": 1000000,
+        },
+    },
+    {
+        "name": "glm-4.5-default-partial",
+        "model": "GLM-4.5 config without partial_rotary_factor and head_dim (class defaults: 0.5, derived)",
+        "config": {
+            "hidden_size": 4096,
+            "max_position_embeddings": 131072,
+            "model_type": "glm4_moe",
+            "num_attention_heads": 32,
+            "num_hidden_layers": 46,
+            "num_key_value_heads": 8,
+            "rope_theta": 1000000,
+        },
+    },
+    {
+        "name": "qwen3-next-80b-a3b",
+        "model": "Qwen/Qwen3-Next-80B-A3B-Instruct",
+        "config": {
+            "full_attention_interval": 4,
+            "head_dim": 256,
+            "hidden_size": 2048,
+            "max_position_embeddings": 262144,
+            "model_type": "qwen3_next",
+            "num_attention_heads": 16,
+            "num_hidden_layers": 48,
+            "num_key_value_heads": 2,
+            "partial_rotary_factor": 0.25,
+            "rope_scaling": None,
+            "rope_theta": 10000000,
+        },
+    },
+    {
+        "name": "ministral-3-8b",
+        "model": "mistralai/Ministral-3-8B-Instruct-2512 (text_config)",
+        "config": {
+            "model_type": "mistral3",
+            "text_config": {
+                "head_dim": 128,
+                "hidden_size": 4096,
+                "max_position_embeddings": 262144,
+                "model_type": "ministral3",
+                "num_attention_heads": 32,
+                "num_hidden_layers": 34,
+                "num_key_value_heads": 8,
+                "rope_parameters": {
+                    "beta_fast": 32.0,
+                    "beta_slow": 1.0,
+                    "factor": 16.0,
+                    "llama_4_scaling_beta": 0.1,
+                    "mscale": 1.0,
+                    "mscale_all_dim": 1.0,
+                    "original_max_position_embeddings": 16384,
+                    "max_position_embeddings": 262144,
+                    "rope_theta": 1000000.0,
+                    "rope_type": "yarn",
+                },
+            },
+        },
+    },
+    {
+        "name": "kimi-k2",
+        "model": "moonshotai/Kimi-K2-Instruct (model_type kimi_k2, read as deepseek_v3)",
+        "as": "deepseek_v3",
+        "config": {
+            "hidden_size": 7168,
+            "kv_lora_rank": 512,
+            "max_position_embeddings": 131072,
+            "model_type": "kimi_k2",
+            "num_attention_heads": 64,
+            "num_hidden_layers": 61,
+            "num_key_value_heads": 64,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "rope_scaling": {
+                "beta_fast": 1.0,
+                "beta_slow": 1.0,
+                "factor": 32.0,
+                "mscale": 1.0,
+                "mscale_all_dim": 1.0,
+                "original_max_position_embeddings": 4096,
+                "type": "yarn",
+            },
+            "rope_theta": 50000.0,
+            "v_head_dim": 128,
+        },
+    },
+    {
+        "name": "deepseek-v3.2",
+        "model": "deepseek-ai/DeepSeek-V3.2",
+        "config": {
+            "hidden_size": 7168,
+            "max_position_embeddings": 163840,
+            "model_type": "deepseek_v32",
+            "num_attention_heads": 128,
+            "num_hidden_layers": 61,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "rope_scaling": {
+                "beta_fast": 32,
+                "beta_slow": 1,
+                "factor": 40,
+                "mscale": 1.0,
+                "mscale_all_dim": 1.0,
+                "original_max_position_embeddings": 4096,
+                "type": "yarn",
+            },
+            "rope_theta": 10000,
+        },
+    },
+    {
+        "name": "deepseek-v2-lite",
+        "model": "deepseek-ai/DeepSeek-V2-Lite",
+        "config": {
+            "hidden_size": 2048,
+            "max_position_embeddings": 163840,
+            "model_type": "deepseek_v2",
+            "num_attention_heads": 16,
+            "num_hidden_layers": 27,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "rope_scaling": {
+                "beta_fast": 32,
+                "beta_slow": 1,
+                "factor": 40,
+                "mscale": 0.707,
+                "mscale_all_dim": 0.707,
+                "original_max_position_embeddings": 4096,
+                "type": "yarn",
+            },
+            "rope_theta": 10000,
+        },
+    },
+    {
+        "name": "hunyuan-a13b",
+        "model": "tencent/Hunyuan-A13B-Instruct",
+        "config": {
+            "head_dim": 128,
+            "hidden_size": 4096,
+            "max_position_embeddings": 32768,
+            "model_type": "hunyuan_v1_moe",
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 8,
+            "rope_scaling": {
+                "alpha": 1000.0,
+                "beta_fast": 32,
+                "beta_slow": 1,
+                "factor": 1.0,
+                "mscale": 1.0,
+                "mscale_all_dim": 1.0,
+                "type": "dynamic",
+            },
+            "rope_theta": 10000.0,
+        },
+    },
+    {
+        "name": "seed-oss-36b",
+        "model": "ByteDance-Seed/Seed-OSS-36B-Instruct",
+        "config": {
+            "head_dim": 128,
+            "hidden_size": 5120,
+            "max_position_embeddings": 524288,
+            "model_type": "seed_oss",
+            "num_attention_heads": 80,
+            "num_hidden_layers": 64,
+            "num_key_value_heads": 8,
+            "rope_scaling": {"rope_type": "default"},
+            "rope_theta": 10000000.0,
+        },
+    },
+    {
+        "name": "apertus-8b",
+        "model": "swiss-ai/Apertus-8B-2509",
+        "config": {
+            "hidden_size": 4096,
+            "max_position_embeddings": 65536,
+            "model_type": "apertus",
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 8,
+            "rope_scaling": {
+                "factor": 8.0,
+                "high_freq_factor": 4.0,
+                "low_freq_factor": 1.0,
+                "original_max_position_embeddings": 8192,
+                "rope_type": "llama3",
+            },
+            "rope_theta": 12000000,
+        },
+    },
+    {
+        "name": "granite-3.3-8b",
+        "model": "ibm-granite/granite-3.3-8b-instruct",
+        "config": {
+            "hidden_size": 4096,
+            "max_position_embeddings": 131072,
+            "model_type": "granite",
+            "num_attention_heads": 32,
+            "num_hidden_layers": 40,
+            "num_key_value_heads": 8,
+            "rope_scaling": None,
+            "rope_theta": 10000000.0,
+        },
+    },
+]
+
+
+def text_of(config: dict) -> dict:
+    return config.get("text_config", config)
+
+
+def load(case: dict):
+    cfg = copy.deepcopy(text_of(case["config"]))
+    model_type = case.get("as", cfg["model_type"])
+    module, config_cls, rotary_cls = CLASSES[model_type]
+    cmod = importlib.import_module(f"transformers.models.{module}.configuration_{module}")
+    mmod = importlib.import_module(f"transformers.models.{module}.modeling_{module}")
+    cfg.pop("model_type")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = getattr(cmod, config_cls)(**cfg)
+    return config, mmod, getattr(mmod, rotary_cls)
+
+
+def rotary_of(config, cls, layer_type):
+    import inspect
+
+    if "layer_type" in inspect.signature(cls.__init__).parameters:
+        return cls(config, layer_type=layer_type)
+    return cls(config)
+
+
+def f32_list(t: torch.Tensor) -> list[float]:
+    return [float(x) for x in t.detach().to(torch.float32).reshape(-1).tolist()]
+
+
+def generate(case: dict) -> dict:
+    config, mmod, cls = load(case)
+    layer_types = list(getattr(config, "layer_types", None) or [])
+    rp = config.rope_parameters
+    nested = [lt for lt in rp if lt in layer_types] if isinstance(rp, dict) and layer_types else []
+    layers = {}
+    for lt in nested or ["default"]:
+        rot = rotary_of(config, cls, None if lt == "default" else lt)
+        inv = rot.inv_freq if hasattr(rot, "inv_freq") else getattr(rot, f"{lt}_inv_freq")
+        scaling = rot.attention_scaling if hasattr(rot, "attention_scaling") else getattr(rot, f"{lt}_attention_scaling")
+        layers[lt] = {
+            "rope_type": getattr(rot, "rope_type", None) or (rp[lt] if nested else rp)["rope_type"],
+            "rotary_dim": 2 * inv.numel(),
+            "inv_freq": f32_list(inv),
+            "attention_scaling": float(scaling),
+        }
+    out = {
+        "name": case["name"],
+        "model": case["model"],
+        "transformers": transformers.__version__,
+        "torch": torch.__version__.split("+")[0],
+        "config": case["config"],
+        "layers": layers,
+    }
+    n = config.num_hidden_layers
+    rope_layers = None
+    if getattr(config, "no_rope_layers", None) is not None:
+        rope_layers = [bool(config.no_rope_layers[i]) for i in range(n)]  # the attention's use_rope
+    if "linear_attention" in layer_types:
+        rope_layers = [(rope_layers[i] if rope_layers else True) and layer_types[i] != "linear_attention" for i in range(n)]
+    out["rope_layers"] = rope_layers
+    pos = torch.tensor(QUERY_POSITIONS, dtype=torch.int64)
+    query = None
+    if text_of(case["config"])["model_type"] == "llama4_text" and config.attn_temperature_tuning:
+        # Llama4TextAttention.forward, transformers 5.23 (inline there): positions = arange + past_seen_tokens
+        positions = pos
+        attn_scales = torch.log1p(torch.floor((positions.float() + 1.0) / config.floor_scale)) * config.attn_scale + 1.0
+        query = {"nope_layers_only": True, "values": f32_list(attn_scales)}
+    elif hasattr(mmod, "get_llama_4_attn_scale"):
+        # Ministral3Attention.forward: get_llama_4_attn_scale(position_ids, beta, original_max_position_embeddings)
+        s = mmod.get_llama_4_attn_scale(
+            pos[None, :],
+            config.rope_parameters.get("llama_4_scaling_beta"),
+            config.rope_parameters.get("original_max_position_embeddings"),
+        )
+        query = {"nope_layers_only": False, "values": f32_list(s)}
+    if query is not None:
+        query["positions"] = QUERY_POSITIONS
+    out["query_scale"] = query
+    # the pair layout of the model's rotation: Llama 4 rotates (2i, 2i + 1) as complex numbers
+    import inspect
+
+    fn = getattr(mmod, "apply_rotary_emb", None) or getattr(mmod, "apply_rotary_pos_emb")
+    out["interleaved"] = "view_as_complex" in inspect.getsource(fn) or (
+        hasattr(mmod, "apply_rotary_pos_emb_interleave") and bool(getattr(config, "rope_interleave", False))
+    )
+    return out
+
+
+def main() -> int:
+    assert transformers.__version__ == "5.23.0", transformers.__version__
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    for case in CASES:
+        data = generate(case)
+        path = OUT_DIR / f"{case['name']}.json"
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        lt = ", ".join(f"{k}: {v['rope_type']} dim {v['rotary_dim']} att {v['attention_scaling']}" for k, v in data["layers"].items())
+        nope = data["rope_layers"]
+        print(f"{case['name']}: {lt}; NoPE layers {[i for i, r in enumerate(nope) if not r] if nope else None}; "
+              f"query {data['query_scale']['values'][:6] if data['query_scale'] else None}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
