@@ -17,7 +17,7 @@ _P = torch.ops.posenc
 
 
 def _ids(position_ids):
-    return position_ids.to(torch.int64).contiguous()
+    return position_ids.contiguous()  # int64 or int32 (the op converts; other dtypes are refused there)
 
 
 def axes_cos_sin(position_ids, freqs, axis, attention_factor: float = 1.0, dtype=torch.float32,
