@@ -59,6 +59,7 @@ CLASSES = {
     "apertus": ("apertus", "ApertusConfig", "ApertusRotaryEmbedding"),
     "granite": ("granite", "GraniteConfig", "GraniteRotaryEmbedding"),
     "olmo3": ("olmo3", "Olmo3Config", "Olmo3RotaryEmbedding"),
+    "gemma3n_text": ("gemma3n", "Gemma3nTextConfig", "Gemma3nRotaryEmbedding"),
 }
 
 LLAMA4_SCOUT_TEXT = {
@@ -88,6 +89,26 @@ LLAMA4_SCOUT_TEXT = {
 }
 
 CASES = [
+    {
+        "name": "gemma-3n-e4b",
+        "model": "google/gemma-3n-E4B-it (text_config)",
+        "config": {
+            "model_type": "gemma3n",
+            "text_config": {
+                "head_dim": 256,
+                "hidden_size": 2048,
+                "layer_types": (["sliding_attention"] * 4 + ["full_attention"]) * 7,
+                "max_position_embeddings": 32768,
+                "model_type": "gemma3n_text",
+                "num_attention_heads": 8,
+                "num_hidden_layers": 35,
+                "num_key_value_heads": 2,
+                "rope_local_base_freq": 10000.0,
+                "rope_scaling": None,
+                "rope_theta": 1000000.0,
+            },
+        },
+    },
     {
         "name": "llama-4-scout",
         "model": "meta-llama/Llama-4-Scout-17B-16E (text_config)",
@@ -390,6 +411,13 @@ def rotary_of(config, cls, layer_type):
     return cls(config)
 
 
+def rope_type_of(rot, rp, lt, nested) -> str:
+    t = getattr(rot, "rope_type", None)
+    if isinstance(t, dict):  # one rotary module for every layer type (Gemma 3n)
+        t = t[lt]
+    return t or (rp[lt] if nested else rp)["rope_type"]
+
+
 def f32_list(t: torch.Tensor) -> list[float]:
     return [float(x) for x in t.detach().to(torch.float32).reshape(-1).tolist()]
 
@@ -405,7 +433,7 @@ def generate(case: dict) -> dict:
         inv = rot.inv_freq if hasattr(rot, "inv_freq") else getattr(rot, f"{lt}_inv_freq")
         scaling = rot.attention_scaling if hasattr(rot, "attention_scaling") else getattr(rot, f"{lt}_attention_scaling")
         layers[lt] = {
-            "rope_type": getattr(rot, "rope_type", None) or (rp[lt] if nested else rp)["rope_type"],
+            "rope_type": rope_type_of(rot, rp, lt, nested),
             "rotary_dim": 2 * inv.numel(),
             "inv_freq": f32_list(inv),
             "attention_scaling": float(scaling),

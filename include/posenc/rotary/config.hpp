@@ -100,7 +100,9 @@ inline std::size_t json_width(const io::json::value& v, std::string_view key) {
   return d;
 }
 
-inline bool is_gemma3(std::string_view t) { return t == "gemma3" || t == "gemma3_text"; }
+inline bool is_gemma3(std::string_view t) {
+  return t == "gemma3" || t == "gemma3_text" || t == "gemma3n" || t == "gemma3n_text";  // Gemma 3n: the same defaults
+}
 inline bool is_gemma4(std::string_view t) { return t == "gemma4" || t == "gemma4_text"; }
 
 /// Keys a model type's own code reads from its rope dict besides the rule's: Ministral 3's
