@@ -1,6 +1,7 @@
 """patch_rotary on tiny random models built from the rope fields of the real configs of 2026's open
 models (tests/rotary/hf/models, tests/rotary/mrope): Llama 4, SmolLM3, GLM-4.5, Qwen3-Next,
-Ministral 3, Kimi K2 (DeepSeek V3's architecture), Qwen2.5-VL and Qwen3-VL (text + image + video).
+Ministral 3, Kimi K2 (DeepSeek V3's architecture), Qwen2-VL, Qwen2.5-VL and Qwen3-VL (text + image
++ video).
 
 Each model keeps its real rope fields (rope_theta, the scaling rule, head_dim, partial rotary,
 mrope_section, NoPE pattern, temperature tuning); sizes are tiny (2 layers, 2 heads, small experts
@@ -54,7 +55,7 @@ TEXT = {
                                                first_k_dense_replace=1, n_group=1, topk_group=1, n_shared_experts=1,
                                                num_key_value_heads=2)),
 }
-VL = ("qwen2_5_vl", "qwen3_vl")
+VL = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 _SIZES = {"model_type", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size",
           "max_window_layers", "layer_types", "intermediate_size", "vocab_size", "kv_lora_rank", "v_head_dim",
           "qk_nope_head_dim", "no_rope_layers"}
@@ -88,7 +89,10 @@ def vl_model(mt):
     v = {k: vc[k] for k in ("rope_parameters", "patch_size", "temporal_patch_size", "spatial_merge_size", "in_channels",
                             "hidden_act", "tokens_per_second") if k in vc}
     v.update(depth=1, hidden_size=32, num_heads=2, intermediate_size=32, out_hidden_size=256)
-    if mt == "qwen2_5_vl":
+    if mt == "qwen2_vl":  # embed_dim is the tower's width, hidden_size the merger's output
+        v.update(embed_dim=32, hidden_size=256, mlp_ratio=1)
+        del v["intermediate_size"], v["out_hidden_size"]
+    elif mt == "qwen2_5_vl":
         v.update(fullatt_block_indexes=[0], window_size=112)
     else:
         v.update(deepstack_visual_indexes=[0], num_position_embeddings=vc["num_position_embeddings"])
