@@ -17,7 +17,8 @@ probe before anything is replaced):
 * the M-RoPE text modules of Qwen2-VL, Qwen2.5-VL and Qwen3-VL: position_ids [3, B, S] (or [B, S]),
   cos/sin [B, S, head_dim] with each pair at its axis' position (posenc::rotary::load_mrope_config);
 * their vision towers' axial 2-D RoPE (``rope_type`` "axial"): position_ids [N, 2] (h, w),
-  cos/sin [N, head_dim] in float32.
+  cos/sin [N, head_dim] in float32; ``vision="keep"`` leaves every vision tower's module as
+  transformers' (e.g. Pixtral's in Mistral 3, which posenc does not express and refuses otherwise).
 
 A module of another form raises ValueError naming it and the reason, and nothing is patched.
 """
@@ -59,9 +60,14 @@ def _fail(name, mod, reason):
                                                                               reason))
 
 
-def _probe(mod, *args):
-    with torch.no_grad():
-        return mod._posenc_original_forward(*args) if hasattr(mod, "_posenc_original_forward") else mod.forward(*args)
+def _probe(name, mod, *args):
+    f = mod._posenc_original_forward if hasattr(mod, "_posenc_original_forward") else mod.forward
+    try:
+        with torch.no_grad():
+            return f(*args)
+    except Exception as e:  # a forward of another signature
+        raise ValueError("posenc: patch_rotary: %s (%s): its forward fails on a probe of the forms posenc knows (%s: "
+                         "%s); nothing was patched" % (name or "<model>", type(mod).__name__, type(e).__name__, e)) from e
 
 
 def _rope_type(mod):
@@ -78,10 +84,11 @@ def _vision_plan(name, mod):
     inv = _P.rope_frequencies(json.dumps({"head_dim": spatial, "hidden_size": spatial, "num_attention_heads": 1,
                                           "rope_theta": theta}), 0, None, "transformers_5", "init_function")[0]
     if inv.numel() != n:
-        _fail(name, mod, "axial RoPE of %d frequencies, expected head_dim / 4 = %d" % (n, inv.numel()))
+        _fail(name, mod, "axial RoPE of %d frequencies, expected head_dim / 4 = %d as the Qwen-VL towers have (pass "
+                         "vision='keep' to leave this tower's rotary embedding as transformers')" % (n, inv.numel()))
     freqs = torch.cat([inv, inv]).contiguous()
     axis = torch.cat([torch.zeros(n, dtype=torch.int64), torch.ones(n, dtype=torch.int64)])
-    out = _probe(mod, torch.zeros(1), torch.zeros(1, 2, dtype=torch.long))
+    out = _probe(name, mod, torch.zeros(1), torch.zeros(1, 2, dtype=torch.long))
     if not (isinstance(out, tuple) and len(out) == 2 and out[0].shape == (1, 4 * n)):
         _fail(name, mod, "an axial RoPE returning (cos, sin) [N, %d] was expected" % (4 * n))
     af = float(getattr(mod, "attention_scaling", 1.0))
@@ -102,7 +109,7 @@ def _mrope_plan(name, mod, model):
         _fail(name, mod, "M-RoPE of model_type %r is not one patch_rotary knows (%s)"
               % (rot.model_type, ", ".join(MROPE_MODEL_TYPES)))
     ids = torch.tensor([[[3]], [[5]], [[7]]])
-    c0, _ = _probe(mod, torch.zeros(1), ids)
+    c0, _ = _probe(name, mod, torch.zeros(1), ids)
     c1, _ = rot.cos_sin(ids)
     if c0.shape != c1.shape or not torch.allclose(c0, c1, atol=1e-6):
         _fail(name, mod, "its cos/sin of shape %s at positions (3, 5, 7) differ from posenc's M-RoPE %s of shape %s"
@@ -127,7 +134,7 @@ def _text_plan(name, mod, lts, text, semantics):
         except ValueError as e:
             _fail(name, mod, "its config is not expressible: %s" % e)
         probe = (torch.zeros(1), torch.zeros(1, 1, dtype=torch.long)) + (() if lt is None else (lt,))
-        out = _probe(mod, *probe)
+        out = _probe(name, mod, *probe)
         if isinstance(out, torch.Tensor) and out.is_complex():  # Llama 4: freqs_cis [B, S, rotary_dim / 2]
             width, complex_out = out.shape[-1] * 2, True
             if width != rot.rotary_dim:
@@ -161,11 +168,16 @@ def _text_plan(name, mod, lts, text, semantics):
     return forward, plans
 
 
-def patch_rotary(model, semantics: str = "transformers_5"):
+def patch_rotary(model, semantics: str = "transformers_5", vision: str = "patch"):
     """Replace the rotary embeddings of `model` by posenc's exact ones (in place); returns the model.
     Every module is checked first: one that posenc cannot express raises ValueError naming it and
-    the reason, and then no module is patched. The replaced modules keep a `posenc` attribute;
+    the reason, and then no module is patched. vision="keep" leaves the vision towers' rotary
+    modules (rope_type "axial" or a class named *VisionRotaryEmbedding) as transformers' on purpose,
+    e.g. Pixtral's in Mistral 3, whose layout posenc does not express; "patch" (default) replaces
+    the Qwen-VL towers' and refuses the others. The replaced modules keep a `posenc` attribute;
     `unpatch_rotary` restores transformers' forward."""
+    if vision not in ("patch", "keep"):
+        raise ValueError("posenc: patch_rotary: vision: expected 'patch' or 'keep', got %r" % (vision,))
     mods = rotary_modules(model)
     if not mods:
         raise ValueError("posenc: patch_rotary: no rotary embedding module (a submodule with an inv_freq buffer) in %s"
@@ -175,6 +187,8 @@ def patch_rotary(model, semantics: str = "transformers_5"):
     plans = []
     for name, mod, lts in mods:
         if _rope_type(mod) == "axial" or type(mod).__name__.endswith("VisionRotaryEmbedding"):
+            if vision == "keep":
+                continue
             if _rope_type(mod) != "axial":
                 _fail(name, mod, "a vision rotary embedding whose rope_type is %r, not 'axial'" % (_rope_type(mod),))
             plans.append((mod, _vision_plan(name, mod), None))

@@ -314,3 +314,32 @@ def test_docs_list_the_models_tested_here():
     assert block, "docs/pytorch.md: the patch_rotary model table is missing"
     listed = set(re.findall(r"`([a-z0-9_]+)`", block.group(1)))
     assert listed == set(TEXT) | set(VL), listed ^ (set(TEXT) | set(VL))
+
+
+def test_mistral3_vision_tower_refused_by_default_kept_on_request():
+    """Mistral 3: Pixtral's vision RoPE is not the Qwen-VL axial form: refused by name, nothing patched;
+    vision="keep" patches the Ministral 3 text model alone, with transformers' logits at short positions."""
+    name, _, _ = TEXT["ministral3"]
+    with open(os.path.join(HF, name + ".json")) as f:
+        t = {k: v for k, v in json.load(f)["config"]["text_config"].items() if k not in _SIZES}
+    t.update(COMMON)
+    t["model_type"] = "ministral3"
+    cfg = tf.AutoConfig.for_model("mistral3", text_config=t, vision_config=dict(
+        hidden_size=32, num_attention_heads=2, intermediate_size=32, num_hidden_layers=1, head_dim=16))
+    cfg._attn_implementation = "eager"
+    torch.manual_seed(0)
+    m = tf.AutoModelForImageTextToText.from_config(cfg).eval()
+    with pytest.raises(ValueError, match=r"vision_tower.*PixtralVisionRotaryEmbedding.*vision='keep'"):
+        patch_rotary(m)
+    assert not any(hasattr(mod, "posenc") for _, mod, _ in rotary_modules(m))
+    ids = torch.randint(3, 64, (1, 16))
+    with torch.no_grad():
+        ref = m(input_ids=ids).logits
+        patch_rotary(m, vision="keep")
+        try:
+            patched = [type(mod).__name__ for _, mod, _ in rotary_modules(m) if hasattr(mod, "posenc")]
+            assert patched == ["Ministral3RotaryEmbedding"], patched
+            got = m(input_ids=ids).logits
+        finally:
+            unpatch_rotary(m)
+    assert rel_diff(got, ref) <= SHORT_TOL
