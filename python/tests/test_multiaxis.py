@@ -1,6 +1,7 @@
 """The multi-axis RoPE ops against independent references: transformers' Qwen2.5-VL and Qwen3-VL
 text rotary modules evaluated in float64 (their own recomposition) and their apply_rotary_pos_emb;
-the gradient (gradcheck); in place = out of place; ragged = dense; errors naming the argument."""
+the gradient (gradcheck); in place = out of place; ragged = dense; torch.compile without a graph
+break; errors naming the argument."""
 import json
 import os
 
@@ -122,3 +123,22 @@ def test_errors_name_the_argument():
         posenc.MultiAxisRotaryEmbedding({"model_type": "hunyuan_vl", "rope_theta": 1e4, "head_dim": 8})
     with pytest.raises(ValueError, match="image_grid_thw"):
         posenc.get_rope_index(torch.tensor([[0, 1, 1, 0]]), torch.tensor([[1, 4, 4]]))
+
+
+@pytest.mark.skipif(not hasattr(torch, "compile"), reason="torch.compile needs torch >= 2")
+def test_compiles_without_graph_break():
+    rot = posenc.MultiAxisRotaryEmbedding(config("qwen3_vl"))
+    torch.manual_seed(3)
+    pos = torch.randint(0, 1000, (3, 2, 5))
+    q = torch.randn(2, 4, 5, 128, requires_grad=True)
+
+    def f(x, p):
+        c, s = rot.cos_sin(p)
+        return rot(x, None, position_ids=p)[0].square().sum() + c.sum() + s.sum()
+
+    assert torch._dynamo.explain(f)(q, pos).graph_break_count == 0
+    got = torch.compile(f, backend="aot_eager", fullgraph=True)(q, pos)
+    (g,) = torch.autograd.grad(got, q)
+    want = f(q, pos)
+    (w,) = torch.autograd.grad(want, q)
+    assert torch.equal(got, want) and torch.equal(g, w)  # the same ops, no reordering under aot_eager
