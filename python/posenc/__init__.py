@@ -11,6 +11,9 @@ functions and ``torch.nn.Module``\\ s:
 * :class:`RotaryEmbedding` -- RoPE built from a transformers config (every scaling rule, per
   layer type), applied to q/k [B, H, S, D] or ragged [T, H, D] (cu_seqlens, position_ids), in
   place or not, bf16/f16/f32/f64; :func:`rope`, :func:`rope_`; xPos.
+* :class:`MultiAxisRotaryEmbedding` -- M-RoPE of vision-language models (Qwen2-VL, Qwen2.5-VL,
+  Qwen3-VL, GLM-4V, ERNIE 4.5-VL) from their config: multi-axis position_ids [3, B, S];
+  :func:`axes_cos_sin`, :func:`axes_rope`, :func:`axes_rope_`, :func:`get_rope_index`.
 * :func:`alibi_slopes`, :func:`alibi_bias`, :func:`alibi_add` -- ALiBi.
 * :func:`sinusoidal_table`, :func:`rope_tables`, :func:`apply_rotary`, :func:`apply_rotary_`.
 * :class:`TUPEPositionalBias` / :func:`tupe_bias` -- TUPE's untied positional term.
@@ -37,6 +40,11 @@ __all__ = [
     "rope",
     "rope_",
     "rope_frequencies",
+    "MultiAxisRotaryEmbedding",
+    "axes_cos_sin",
+    "axes_rope",
+    "axes_rope_",
+    "get_rope_index",
     "alibi_slopes",
     "alibi_bias",
     "alibi_add",
@@ -128,3 +136,4 @@ from ._ops import (  # noqa: E402
     tupe_bias,
 )
 from .rotary import RotaryEmbedding, rope_frequencies  # noqa: E402
+from .multiaxis import MultiAxisRotaryEmbedding, axes_cos_sin, axes_rope, axes_rope_, get_rope_index  # noqa: E402

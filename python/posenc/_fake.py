@@ -133,3 +133,34 @@ def _toeplitz_matmul(b, x, m):
 @_fake("toeplitz_correlate")
 def _toeplitz_correlate(g, x):
     return x.new_empty((g.shape[0] + x.shape[0] - 1,))
+
+
+@_fake("mrope_config")
+def _mrope_config(config_json):
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():
+        out = torch.ops.posenc.mrope_config(config_json)
+    return (torch.empty(out[0].shape, dtype=out[0].dtype), torch.empty(out[1].shape, dtype=out[1].dtype)) + tuple(out[2:])
+
+
+@_fake("axes_cos_sin")
+def _axes_cos_sin(position_ids, freqs, axis, attention_factor=1.0, dtype=torch.float32, duplicated=True):
+    shape = tuple(position_ids.shape[1:]) + ((2 if duplicated else 1) * freqs.shape[0],)
+    return torch.empty(shape, dtype=dtype), torch.empty(shape, dtype=dtype)
+
+
+@_fake("axes_rope")
+def _axes_rope(x, position_ids, freqs, axis, *args):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+@_fake("axes_rope_")
+def _axes_rope_(x, position_ids, freqs, axis, *args):
+    return None
+
+
+@_fake("get_rope_index")
+def _get_rope_index(mm_token_type_ids, *args):
+    B, S = mm_token_type_ids.shape
+    return (torch.empty((3, B, S), dtype=torch.int64), torch.empty((B, 1), dtype=torch.int64))

@@ -27,8 +27,11 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -1020,6 +1023,259 @@ Tensor rope(const Tensor& x, const Tensor& inv_freq, double attention_factor, co
   return y;
 }
 
+// ---- multi-axis RoPE (M-RoPE of vision-language models) ------------------------------------------
+//
+// Frequencies travel as float64 tensors without rounding: freqs [pairs] (each pair's frequency, a
+// double) or [pairs, 2, 3] (the long double inv_freq and inv_freq_lo of rotary::frequencies, each
+// split into three non-overlapping doubles whose sum is exact), axis int64 [pairs] (the position
+// axis turning pair k), position_ids int64 [A, ...].
+
+constexpr int kWideParts = 3;
+
+/// Split a long double into kWideParts doubles whose sum (in long double) is exactly x.
+void split_wide(posenc::numeric::wide x, double* out) {
+  for (int i = 0; i < kWideParts; ++i) {
+    out[i] = static_cast<double>(x);
+    x -= static_cast<posenc::numeric::wide>(out[i]);
+  }
+}
+
+posenc::numeric::wide join_wide(const double* p) {
+  posenc::numeric::wide s = 0;
+  for (int i = 0; i < kWideParts; ++i) s += static_cast<posenc::numeric::wide>(p[i]);
+  return s;
+}
+
+posenc::rotary::axis_frequencies axis_freqs_of(const Tensor& freqs, const Tensor& axis, int64_t axes,
+                                               double attention_factor, const char* op) {
+  check_storage(freqs, op, "freqs");
+  check_storage(axis, op, "axis");
+  TORCH_CHECK_TYPE(freqs.scalar_type() == at::kDouble, "posenc: ", op, ": freqs: expected dtype float64, got ",
+                   dtype_name(freqs.scalar_type()));
+  TORCH_CHECK_VALUE(freqs.dim() == 1 || (freqs.dim() == 3 && freqs.size(1) == 2 && freqs.size(2) == kWideParts),
+                    "posenc: ", op, ": freqs: expected [pairs] or [pairs, 2, 3] (exact inv_freq and inv_freq_lo "
+                    "as sums of doubles), got shape ", shape_str(freqs.sizes()));
+  TORCH_CHECK_TYPE(axis.scalar_type() == at::kLong, "posenc: ", op, ": axis: expected dtype int64, got ",
+                   dtype_name(axis.scalar_type()));
+  TORCH_CHECK_VALUE(axis.dim() == 1 && axis.size(0) == freqs.size(0), "posenc: ", op,
+                    ": axis: expected [pairs] = [", freqs.size(0), "] (one position axis per pair), got shape ",
+                    shape_str(axis.sizes()));
+  TORCH_CHECK_VALUE(axes >= 1 && axes <= static_cast<int64_t>(posenc::rotary::max_axes), "posenc: ", op,
+                    ": position_ids: expected 1 .. ", posenc::rotary::max_axes, " axes in dimension 0, got ", axes);
+  posenc::rotary::axis_frequencies f;
+  f.axes = static_cast<std::size_t>(axes);
+  f.freqs.attention_factor = attention_factor;
+  const int64_t m = freqs.size(0);
+  const double* w = freqs.data_ptr<double>();
+  const int64_t* a = axis.data_ptr<int64_t>();
+  bool any_lo = false;
+  for (int64_t k = 0; k < m; ++k) {
+    if (freqs.dim() == 1) {
+      f.freqs.inv_freq.push_back(w[k]);
+    } else {
+      f.freqs.inv_freq.push_back(join_wide(w + k * 2 * kWideParts));
+      f.freqs.inv_freq_lo.push_back(join_wide(w + k * 2 * kWideParts + kWideParts));
+      any_lo = any_lo || f.freqs.inv_freq_lo.back() != 0;
+    }
+    TORCH_CHECK_VALUE(a[k] >= 0 && a[k] < axes, "posenc: ", op, ": axis[", k, "]: expected an axis in 0 .. ",
+                      axes - 1, " (position_ids has ", axes, " axes), got ", a[k]);
+    f.axis.push_back(static_cast<std::uint8_t>(a[k]));
+  }
+  if (!any_lo) f.freqs.inv_freq_lo.clear();
+  return f;
+}
+
+Tensor axis_positions_of(const Tensor& position_ids, const char* op) {
+  TORCH_CHECK_VALUE(position_ids.defined(), "posenc: ", op, ": position_ids: expected a tensor, got an undefined tensor");
+  TORCH_CHECK_VALUE(position_ids.device().is_cpu(), "posenc: ", op, ": position_ids: expected a CPU tensor, got device '",
+                    position_ids.device().str(), "' (this build of posenc's ops is CPU-only)");
+  TORCH_CHECK_VALUE(position_ids.layout() == at::kStrided, "posenc: ", op,
+                    ": position_ids: expected a dense (strided) tensor, got layout ", position_ids.layout());
+  TORCH_CHECK_TYPE(position_ids.scalar_type() == at::kLong || position_ids.scalar_type() == at::kInt, "posenc: ", op,
+                   ": position_ids: expected dtype int64 or int32, got ", dtype_name(position_ids.scalar_type()));
+  TORCH_CHECK_VALUE(position_ids.dim() >= 1, "posenc: ", op,
+                    ": position_ids: expected [axes, ...] (axes first), got a scalar");
+  return position_ids.to(at::kLong).contiguous();
+}
+
+/// The exact frequencies of a vision-language config.json's M-RoPE and its get_rope_index constants:
+/// (freqs, axis, attention_factor, head_dim, interleaved pair layout, mrope_section, style (0
+/// sections, 1 interleaved, 2 ernie), spatial_merge_size, temporal_merge_size, split_video_frames,
+/// tokens_per_second). No string outputs: AOT dispatch traces only tensors and numbers.
+std::tuple<Tensor, Tensor, double, int64_t, bool, std::vector<int64_t>, int64_t, int64_t, int64_t, bool, double>
+mrope_config(const std::string& config_json) {
+  const auto m = guarded([&] { return posenc::rotary::load_mrope_config(config_json); });
+  const auto pairs = static_cast<int64_t>(m.freqs.freqs.inv_freq.size());
+  Tensor freqs = at::zeros({pairs, 2, kWideParts}, at::TensorOptions().dtype(at::kDouble));
+  Tensor axis = at::empty({pairs}, at::TensorOptions().dtype(at::kLong));
+  double* w = freqs.data_ptr<double>();
+  for (int64_t k = 0; k < pairs; ++k) {
+    const auto ku = static_cast<std::size_t>(k);
+    split_wide(m.freqs.freqs.inv_freq[ku], w + k * 2 * kWideParts);
+    if (!m.freqs.freqs.inv_freq_lo.empty()) split_wide(m.freqs.freqs.inv_freq_lo[ku], w + k * 2 * kWideParts + kWideParts);
+    axis.data_ptr<int64_t>()[k] = m.freqs.axis[ku];
+  }
+  std::vector<int64_t> section(m.section.begin(), m.section.end());
+  const int64_t style = m.style == posenc::rotary::mrope_style::sections ? 0
+                        : m.style == posenc::rotary::mrope_style::interleaved ? 1 : 2;
+  return std::make_tuple(freqs, axis, m.freqs.freqs.attention_factor, static_cast<int64_t>(m.head_dim),
+                         m.layout == posenc::rotary::layout::interleaved, section, style,
+                         static_cast<int64_t>(m.index.spatial_merge_size),
+                         static_cast<int64_t>(m.index.temporal_merge_size), m.index.split_video_frames,
+                         m.index.tokens_per_second);
+}
+
+/// (cos, sin), each [*position_ids.shape[1:], width]: attention_factor * cos/sin of
+/// position_ids[axis[k]] * omega_k, width 2 * pairs ([c | c], duplicated) or pairs.
+std::tuple<Tensor, Tensor> axes_cos_sin(const Tensor& position_ids, const Tensor& freqs, const Tensor& axis,
+                                        double attention_factor, at::ScalarType dtype, bool duplicated) {
+  constexpr const char* op = "axes_cos_sin";
+  const Tensor p = axis_positions_of(position_ids, op);
+  const auto f = axis_freqs_of(freqs, axis, p.size(0), attention_factor, op);
+  TORCH_CHECK_TYPE(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf || dtype == at::kBFloat16, "posenc: ",
+                   op, ": dtype: expected bfloat16, float16, float32 or float64, got ", dtype_name(dtype));
+  auto shape = p.sizes().vec();
+  shape.erase(shape.begin());
+  const int64_t width = freqs.size(0) * (duplicated ? 2 : 1);
+  shape.push_back(width);
+  Tensor c = at::empty(shape, at::TensorOptions().dtype(dtype)), s = at::empty(shape, at::TensorOptions().dtype(dtype));
+  const posenc::rotary::axis_positions pos(
+      std::span<const int64_t>(p.data_ptr<int64_t>(), static_cast<std::size_t>(p.numel())), f.axes);
+  const auto lay = duplicated ? posenc::rotary::table_layout::duplicated : posenc::rotary::table_layout::pairs;
+  auto fill = [&](auto tag, void* cp, void* sp) {
+    using T = decltype(tag);
+    const auto t = posenc::rotary::table<T>(f, pos, lay);
+    std::memcpy(cp, t.cos.data(), sizeof(T) * static_cast<std::size_t>(t.cos.size()));
+    std::memcpy(sp, t.sin.data(), sizeof(T) * static_cast<std::size_t>(t.sin.size()));
+  };
+  guarded([&] {
+    switch (dtype) {
+      case at::kFloat: fill(float{}, c.data_ptr(), s.data_ptr()); break;
+      case at::kDouble: fill(double{}, c.data_ptr(), s.data_ptr()); break;
+      case at::kHalf: fill(Eigen::half{}, c.data_ptr(), s.data_ptr()); break;
+      default: fill(Eigen::bfloat16{}, c.data_ptr(), s.data_ptr());
+    }
+    return 0;
+  });
+  return {c, s};
+}
+
+/// Rotate x in place by multi-axis RoPE: x [B, H, S, D] with position_ids [A, B, S] or [A, S], or
+/// ragged x [T, H, D] with position_ids [A, T]. transpose: the inverse rotation (the positions
+/// negated, exactly: the backward).
+void axes_rope_(Tensor x, const Tensor& position_ids, const Tensor& freqs, const Tensor& axis, double attention_factor,
+                const std::string& layout, bool transpose) {
+  constexpr const char* op = "axes_rope_";
+  check_rope_x(x, op);
+  Tensor p = axis_positions_of(position_ids, op);
+  TORCH_CHECK_VALUE(p.device() == x.device(), "posenc: ", op, ": position_ids: expected the device of x");
+  const bool ragged = x.dim() == 3;
+  if (ragged) {
+    TORCH_CHECK_VALUE(p.dim() == 2 && p.size(1) == x.size(0), "posenc: ", op,
+                      ": position_ids: expected [axes, tokens] = [A, ", x.size(0), "] for ragged x, got shape ",
+                      shape_str(p.sizes()));
+  } else {
+    TORCH_CHECK_VALUE((p.dim() == 3 && p.size(1) == x.size(0) && p.size(2) == x.size(2)) ||
+                          (p.dim() == 2 && p.size(1) == x.size(2)),
+                      "posenc: ", op, ": position_ids: expected [axes, batch, seq] = [A, ", x.size(0), ", ", x.size(2),
+                      "] or [axes, seq] = [A, ", x.size(2), "] for x [batch, heads, seq, head_dim], got shape ",
+                      shape_str(p.sizes()));
+  }
+  const auto f = axis_freqs_of(freqs, axis, p.size(0), attention_factor, op);
+  if (transpose) p = p.neg();  // R(-theta) = R(theta)^T; |p| < 2^53, so exact
+  posenc::rotary::apply_options o;
+  o.layout = parse_layout(layout, op);
+  const posenc::rotary::axis_positions pos(
+      std::span<const int64_t>(p.data_ptr<int64_t>(), static_cast<std::size_t>(p.numel())), f.axes);
+  const auto sz = [&](int i) { return static_cast<std::size_t>(x.size(i)); };
+  auto run = [&](auto* data) {
+    using T = std::remove_pointer_t<decltype(data)>;
+    namespace rt = posenc::rotary;
+    if (ragged) {
+      rt::ragged_view<T> v{data, {sz(0), sz(1), sz(2)}, {x.stride(0), x.stride(1), x.stride(2)}};
+      rt::apply_ragged_inplace<T>(v, rt::ragged_view<T>{}, pos, f, o);
+    } else {
+      rt::dense_view<T> v{data, {sz(0), sz(1), sz(2), sz(3)}, {x.stride(0), x.stride(1), x.stride(2), x.stride(3)}};
+      rt::apply_inplace<T>(v, rt::dense_view<T>{}, f, pos, o);
+    }
+  };
+  guarded([&] {
+    switch (x.scalar_type()) {
+      case at::kFloat: run(x.data_ptr<float>()); break;
+      case at::kDouble: run(x.data_ptr<double>()); break;
+      case at::kHalf: run(reinterpret_cast<Eigen::half*>(x.data_ptr<at::Half>())); break;
+      default: run(reinterpret_cast<Eigen::bfloat16*>(x.data_ptr<at::BFloat16>()));
+    }
+    return 0;
+  });
+}
+
+Tensor axes_rope(const Tensor& x, const Tensor& position_ids, const Tensor& freqs, const Tensor& axis,
+                 double attention_factor, const std::string& layout, bool transpose) {
+  TORCH_CHECK_VALUE(x.defined() && x.device().is_cpu() && x.layout() == at::kStrided, "posenc: axes_rope: x: expected a ",
+                    "dense CPU tensor");
+  Tensor y = x.clone(at::MemoryFormat::Contiguous);
+  axes_rope_(y, position_ids, freqs, axis, attention_factor, layout, transpose);
+  return y;
+}
+
+std::vector<posenc::rotary::vision_grid> grids_of(const c10::optional<Tensor>& t, const char* op, const char* name) {
+  std::vector<posenc::rotary::vision_grid> out;
+  if (!t) return out;
+  TORCH_CHECK_VALUE(t->dim() == 2 && t->size(1) == 3, "posenc: ", op, ": ", name,
+                    ": expected [grids, 3] (t, h, w), got shape ", shape_str(t->sizes()));
+  const auto v = index_vector(t, op, name);
+  for (std::size_t i = 0; i + 2 < v.size(); i += 3) out.push_back({v[i], v[i + 1], v[i + 2]});
+  return out;
+}
+
+/// transformers' get_rope_index of the M-RoPE models: (position_ids int64 [3, B, S], rope_deltas [B, 1]).
+std::tuple<Tensor, Tensor> get_rope_index(const Tensor& mm_token_type_ids, const c10::optional<Tensor>& image_grid_thw,
+                                          const c10::optional<Tensor>& video_grid_thw,
+                                          const c10::optional<Tensor>& attention_mask,
+                                          const c10::optional<Tensor>& second_per_grid_ts, int64_t spatial_merge_size,
+                                          int64_t temporal_merge_size, bool split_video_frames,
+                                          double tokens_per_second) {
+  constexpr const char* op = "get_rope_index";
+  check_dim(mm_token_type_ids, 2, op, "mm_token_type_ids", "[batch, seq]");
+  const auto types = index_vector(mm_token_type_ids, op, "mm_token_type_ids");
+  const auto images = grids_of(image_grid_thw, op, "image_grid_thw");
+  const auto videos = grids_of(video_grid_thw, op, "video_grid_thw");
+  std::vector<int64_t> mask;
+  if (attention_mask) {
+    TORCH_CHECK_VALUE(attention_mask->sizes() == mm_token_type_ids.sizes(), "posenc: ", op,
+                      ": attention_mask: expected the shape of mm_token_type_ids ", shape_str(mm_token_type_ids.sizes()),
+                      ", got ", shape_str(attention_mask->sizes()));
+    check_storage(*attention_mask, op, "attention_mask");
+    Tensor mk = attention_mask->to(at::kLong).contiguous();
+    mask.assign(mk.data_ptr<int64_t>(), mk.data_ptr<int64_t>() + mk.numel());
+  }
+  std::vector<float> seconds;
+  if (second_per_grid_ts) {
+    check_storage(*second_per_grid_ts, op, "second_per_grid_ts");
+    Tensor s = second_per_grid_ts->to(at::kFloat).contiguous().view(-1);
+    seconds.assign(s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
+  }
+  TORCH_CHECK_VALUE(spatial_merge_size >= 1 && temporal_merge_size >= 1, "posenc: ", op,
+                    ": spatial_merge_size/temporal_merge_size: expected >= 1, got ", spatial_merge_size, " and ",
+                    temporal_merge_size);
+  posenc::rotary::rope_index_options o;
+  o.spatial_merge_size = static_cast<std::size_t>(spatial_merge_size);
+  o.temporal_merge_size = static_cast<std::size_t>(temporal_merge_size);
+  o.split_video_frames = split_video_frames;
+  o.tokens_per_second = tokens_per_second;
+  const int64_t B = mm_token_type_ids.size(0), S = mm_token_type_ids.size(1);
+  const auto r = guarded([&] {
+    return posenc::rotary::get_rope_index(types, static_cast<std::size_t>(B), static_cast<std::size_t>(S), images, videos,
+                                          mask, seconds, o);
+  });
+  Tensor pos = at::empty({3, B, S}, at::TensorOptions().dtype(at::kLong));
+  std::memcpy(pos.data_ptr<int64_t>(), r.position_ids.data(), sizeof(int64_t) * r.position_ids.size());
+  Tensor d = at::empty({B, 1}, at::TensorOptions().dtype(at::kLong));
+  std::memcpy(d.data_ptr<int64_t>(), r.deltas.data(), sizeof(int64_t) * r.deltas.size());
+  return {pos, d};
+}
+
 // ---- ALiBi ------------------------------------------------------------------------------------------
 
 posenc::alibi::bias_options alibi_options(const std::string& form, bool causal_mask, const char* op) {
@@ -1438,6 +1694,35 @@ struct CorrelateFn : torch::autograd::Function<CorrelateFn> {
 
 Tensor toeplitz_correlate_autograd(const Tensor& g, const Tensor& x) { return CorrelateFn::apply(g, x)[0]; }
 
+struct AxesRopeFn : torch::autograd::Function<AxesRopeFn> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& x, const Tensor& position_ids, const Tensor& freqs,
+                               const Tensor& axis, double af, const std::string& layout, bool transpose) {
+    ctx->saved_data["position_ids"] = position_ids;
+    ctx->saved_data["freqs"] = freqs;
+    ctx->saved_data["axis"] = axis;
+    ctx->saved_data["af"] = af;
+    ctx->saved_data["layout"] = layout;
+    ctx->saved_data["transpose"] = transpose;
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return {op_handle<decltype(axes_rope)>("posenc::axes_rope").call(x, position_ids, freqs, axis, af, layout, transpose)};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto& d = ctx->saved_data;
+    // y = f R x with R orthogonal: dx = f R^T dy, the rotation by the negated positions
+    Tensor gx = op_handle<decltype(axes_rope)>("posenc::axes_rope")
+                    .call(grads[0], d["position_ids"].toTensor(), d["freqs"].toTensor(), d["axis"].toTensor(),
+                          d["af"].toDouble(), d["layout"].toStringRef(), !d["transpose"].toBool());
+    variable_list out(7);
+    out[0] = gx;
+    return out;
+  }
+};
+
+Tensor axes_rope_autograd(const Tensor& x, const Tensor& position_ids, const Tensor& freqs, const Tensor& axis,
+                          double af, const std::string& layout, bool transpose) {
+  return AxesRopeFn::apply(x, position_ids, freqs, axis, af, layout, transpose)[0];
+}
+
 }  // namespace
 
 // Schemas, once. Kernels: CPU (tensor inputs), CompositeExplicitAutograd (the tables, which have
@@ -1482,6 +1767,16 @@ TORCH_LIBRARY(posenc, m) {
   m.def("rope_(Tensor(a!) x, Tensor inv_freq, float attention_factor=1.0, Tensor? position_ids=None, "
         "Tensor? cu_seqlens=None, Tensor? offsets=None, str layout='half', bool key=False, bool transpose=False, "
         "bool xpos=False, float xpos_gamma=0.4, float xpos_scale_base=512.0, float xpos_center=0.0) -> ()");
+  m.def("mrope_config(str config_json) -> (Tensor, Tensor, float, int, bool, int[], int, int, int, bool, float)");
+  m.def("axes_cos_sin(Tensor position_ids, Tensor freqs, Tensor axis, float attention_factor=1.0, ScalarType dtype=6, "
+        "bool duplicated=True) -> (Tensor, Tensor)");
+  m.def("axes_rope(Tensor x, Tensor position_ids, Tensor freqs, Tensor axis, float attention_factor=1.0, "
+        "str layout='half', bool transpose=False) -> Tensor");
+  m.def("axes_rope_(Tensor(a!) x, Tensor position_ids, Tensor freqs, Tensor axis, float attention_factor=1.0, "
+        "str layout='half', bool transpose=False) -> ()");
+  m.def("get_rope_index(Tensor mm_token_type_ids, Tensor? image_grid_thw=None, Tensor? video_grid_thw=None, "
+        "Tensor? attention_mask=None, Tensor? second_per_grid_ts=None, int spatial_merge_size=2, "
+        "int temporal_merge_size=1, bool split_video_frames=False, float tokens_per_second=0.0) -> (Tensor, Tensor)");
   m.def("alibi_slopes(int heads) -> Tensor");
   m.def("alibi_bias(Tensor slopes, int q_len, int k_len, int q_offset=0, str form='relative', bool causal_mask=False, "
         "ScalarType dtype=6) -> Tensor");
@@ -1508,6 +1803,7 @@ TORCH_LIBRARY_IMPL(posenc, CompositeExplicitAutograd, m) {
   m.impl("rope_tables", TORCH_FN(rope_tables));
   m.impl("rope_frequencies", TORCH_FN(rope_frequencies));
   m.impl("rope_layer_types", TORCH_FN(rope_layer_types));
+  m.impl("mrope_config", TORCH_FN(mrope_config));
   m.impl("alibi_slopes", TORCH_FN(alibi_slopes));
   m.impl("relative_position_bucket", TORCH_FN(relative_position_bucket));
 }
@@ -1520,6 +1816,10 @@ TORCH_LIBRARY_IMPL(posenc, CPU, m) {
   m.impl("rope", TORCH_FN(rope));
   m.impl("rope_", TORCH_FN(rope_));
   m.impl("rope_cos_sin", TORCH_FN(rope_cos_sin));
+  m.impl("axes_cos_sin", TORCH_FN(axes_cos_sin));
+  m.impl("axes_rope", TORCH_FN(axes_rope));
+  m.impl("axes_rope_", TORCH_FN(axes_rope_));
+  m.impl("get_rope_index", TORCH_FN(get_rope_index));
   m.impl("alibi_bias", TORCH_FN(alibi_bias));
   m.impl("alibi_add", TORCH_FN(alibi_add));
   m.impl("alibi_add_", TORCH_FN(alibi_add_));
@@ -1534,6 +1834,7 @@ TORCH_LIBRARY_IMPL(posenc, CPU, m) {
 TORCH_LIBRARY_IMPL(posenc, Autograd, m) {
   m.impl("floater_table", TORCH_FN(floater_table_autograd));
   m.impl("rope", TORCH_FN(rope_autograd));
+  m.impl("axes_rope", TORCH_FN(axes_rope_autograd));
   m.impl("rope_rotate", TORCH_FN(rope_rotate_autograd));
   m.impl("alibi_add", TORCH_FN(alibi_add_autograd));
   m.impl("tupe_bias", TORCH_FN(tupe_bias_autograd));

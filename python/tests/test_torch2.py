@@ -24,11 +24,18 @@ def rg(*s, dtype=F64):
     return torch.randn(*s, dtype=dtype, requires_grad=True)
 
 
+# a Qwen2-VL text config with head_dim 8: 4 pairs in sections (t, h, w) = (2, 1, 1)
+QWEN2_VL_CFG = ('{"model_type": "qwen2_vl", "hidden_size": 32, "num_attention_heads": 4, '
+                '"rope_scaling": {"type": "mrope", "mrope_section": [2, 1, 1]}, "rope_theta": 10000.0}')
+
+
 def opcheck_cases():
     torch.manual_seed(0)
     inv = 1e4 ** (-torch.arange(0, 8, 2, dtype=F64) / 8)
     t = lambda *s: torch.randn(*s, dtype=F64)  # noqa: E731
     slopes = posenc.alibi_slopes(4)
+    ids3 = torch.randint(-50, 100, (3, 2, 6))
+    afreqs, aaxis = P.mrope_config(QWEN2_VL_CFG)[:2]
     return {
         "floater_table": (P.floater_table, (rg(5, 5), rg(5), rg(4, 6), rg(4), rg(2, 4), 5), {}),
         "floater_table adjoint": (P.floater_table, (rg(5, 5), rg(5), rg(4, 6), rg(4), rg(2, 4), 4),
@@ -48,6 +55,16 @@ def opcheck_cases():
         "rope_": (P.rope_, (t(2, 4, 6, 8), inv), {}),
         "rope_frequencies": (P.rope_frequencies, ('{"hidden_size": 64, "num_attention_heads": 4}',), {}),
         "rope_cos_sin": (P.rope_cos_sin, (torch.arange(6).view(2, 3), inv), {}),
+        "mrope_config": (P.mrope_config, (QWEN2_VL_CFG,), {}),
+        "axes_cos_sin": (P.axes_cos_sin, (ids3, afreqs, aaxis), {}),
+        "axes_cos_sin pairs f64": (P.axes_cos_sin, (ids3, afreqs, aaxis), {"dtype": F64, "duplicated": False}),
+        "axes_rope": (P.axes_rope, (rg(2, 4, 6, 8), ids3, afreqs, aaxis), {}),
+        "axes_rope shared": (P.axes_rope, (rg(2, 4, 6, 8), ids3[:, 0], afreqs, aaxis), {"layout": "interleaved"}),
+        "axes_rope ragged": (P.axes_rope, (rg(6, 4, 8), ids3[:, 0], afreqs[:, 0, 0].contiguous(), aaxis), {}),
+        "axes_rope bf16": (P.axes_rope, (torch.randn(2, 4, 6, 8, dtype=torch.bfloat16), ids3, afreqs, aaxis), {}),
+        "axes_rope_": (P.axes_rope_, (t(2, 4, 6, 8), ids3, afreqs, aaxis), {"attention_factor": 1.5}),
+        "get_rope_index": (P.get_rope_index, (torch.tensor([[0, 1, 1, 1, 1, 0, 2, 2, 2, 2, 0]]),
+                                              torch.tensor([[1, 4, 4]]), torch.tensor([[2, 2, 4]])), {}),
         "alibi_slopes": (P.alibi_slopes, (6,), {}),
         "alibi_bias": (P.alibi_bias, (slopes, 3, 5), {}),
         "alibi_add": (P.alibi_add, (rg(2, 4, 3, 5), slopes), {"causal_mask": True}),
