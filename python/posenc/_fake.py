@@ -63,14 +63,21 @@ def _rope_(x, inv_freq, *args):
 
 @_fake("rope_frequencies")
 def _rope_frequencies(config_json, seq_len=0, layer_type=None, semantics="transformers_5",
-                      longrope_rule="init_function"):
+                      longrope_rule="init_function", exact=False):
     # no tensor input: the sizes come from the config, so ask the real kernel outside fake mode
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
     with unset_fake_temporarily():
         inv, af, hd, rd, dep = torch.ops.posenc.rope_frequencies(config_json, seq_len, layer_type, semantics,
-                                                                 longrope_rule)
+                                                                 longrope_rule, exact)
     return torch.empty(inv.shape, dtype=inv.dtype), af, hd, rd, dep
+
+
+@_fake("rope_frequencies_at")
+def _rope_frequencies_at(positions, config_json, pairs, layer_type=None, semantics="transformers_5",
+                         longrope_rule="init_function"):
+    # the values depend on max(positions); the shape is [pairs, 2, 3] whatever they are
+    return positions.new_empty((pairs, 2, 3), dtype=torch.float64)
 
 
 @_fake("rope_cos_sin")
