@@ -100,6 +100,28 @@ def test_patched_model_compiles_without_breaks(config):
             assert torch.allclose(out, ref, rtol=0, atol=1e-5), (out - ref).abs().max()
 
 
+# ---- 2. one device per call ------------------------------------------------------------------------
+
+def test_meta_beside_cpu_raises():
+    rot = posenc.RotaryEmbedding(llama_dynamic_config())
+    q = torch.randn(1, 2, 3, 32)
+    pos = torch.arange(3)[None]
+    with pytest.raises((ValueError, RuntimeError), match=r"inv_freq: expected the device of x \(cpu\), got meta"):
+        posenc.rope(q, rot.inv_freq.to("meta"), position_ids=pos)
+    with pytest.raises((ValueError, RuntimeError), match=r"position_ids: expected the device of x \(cpu\), got meta"):
+        posenc.rope(q, rot.inv_freq, position_ids=pos.to("meta"))
+    with pytest.raises((ValueError, RuntimeError), match=r"inv_freq: expected the device of x \(cpu\), got meta"):
+        posenc.rope_(q, rot.inv_freq.to("meta"), position_ids=pos)
+    scores = torch.randn(1, 4, 3, 3)
+    with pytest.raises((ValueError, RuntimeError), match=r"slopes: expected the device of scores \(cpu\), got meta"):
+        posenc.alibi_add(scores, posenc.alibi_slopes(4).to("meta"))
+    with pytest.raises((ValueError, RuntimeError), match=r"inv_freq: expected the device of position_ids"):
+        torch.ops.posenc.rope_cos_sin(pos, rot.inv_freq.to("meta"))
+    # all on meta stays a shape computation
+    y = posenc.rope(q.to("meta"), rot.inv_freq.to("meta"), position_ids=pos.to("meta"))
+    assert y.device.type == "meta" and y.shape == q.shape
+
+
 # ---- 3. float64 exact through Python ---------------------------------------------------------------
 
 def test_float64_rotation_within_one_ulp_of_exact_phase_near_2_24():
