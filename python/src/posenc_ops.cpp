@@ -1015,20 +1015,20 @@ std::vector<int64_t> index_vector(const c10::optional<Tensor>& t, const char* op
 
 bool is_half_type(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
 
-void check_rope_x(const Tensor& x, const char* op) {
-  TORCH_CHECK_VALUE(x.defined(), "posenc: ", op, ": x: expected a tensor, got an undefined tensor");
-  TORCH_CHECK_VALUE(x.device().is_cpu(), "posenc: ", op, ": x: expected a CPU tensor, got device '", x.device().str(),
+void check_rope_x(const Tensor& x, const char* op, const char* name = "x") {
+  TORCH_CHECK_VALUE(x.defined(), "posenc: ", op, ": ", name, ": expected a tensor, got an undefined tensor");
+  TORCH_CHECK_VALUE(x.device().is_cpu(), "posenc: ", op, ": ", name, ": expected a CPU tensor, got device '", x.device().str(),
                     "' (this build of posenc's ops is CPU-only)");
-  TORCH_CHECK_VALUE(x.layout() == at::kStrided, "posenc: ", op, ": x: expected a dense (strided) tensor, got layout ",
+  TORCH_CHECK_VALUE(x.layout() == at::kStrided, "posenc: ", op, ": ", name, ": expected a dense (strided) tensor, got layout ",
                     x.layout());
   const auto t = x.scalar_type();
-  TORCH_CHECK_TYPE(t == at::kFloat || t == at::kDouble || is_half_type(t), "posenc: ", op, ": x: expected dtype ",
+  TORCH_CHECK_TYPE(t == at::kFloat || t == at::kDouble || is_half_type(t), "posenc: ", op, ": ", name, ": expected dtype ",
                    "bfloat16, float16, float32 or float64, got ", dtype_name(t));
-  TORCH_CHECK_VALUE(x.dim() == 4 || x.dim() == 3, "posenc: ", op,
-                    ": x: expected [batch, heads, seq, head_dim] or ragged [tokens, heads, head_dim], got shape ",
+  TORCH_CHECK_VALUE(x.dim() == 4 || x.dim() == 3 || std::string(name) != "x", "posenc: ", op,
+                    ": ", name, ": expected [batch, heads, seq, head_dim] or ragged [tokens, heads, head_dim], got shape ",
                     shape_str(x.sizes()));
   TORCH_CHECK_VALUE(x.stride(-1) == 1 || x.size(-1) <= 1, "posenc: ", op,
-                    ": x: expected head_dim contiguous (stride 1 in the last dimension), got strides ",
+                    ": ", name, ": expected head_dim contiguous (stride 1 in the last dimension), got strides ",
                     shape_str(x.strides()));
 }
 
@@ -1057,7 +1057,8 @@ void rope_(Tensor x, const Tensor& inv_freq, double attention_factor, const c10:
   TORCH_CHECK_VALUE(!ragged || off.empty() || !cu.empty(), "posenc: ", op,
                     ": offsets: expected cu_seqlens with offsets for ragged x (one offset per sequence)");
   for (std::size_t t = 0; t < pos.size(); ++t)
-    TORCH_CHECK_VALUE(pos[t] >= 0, "posenc: ", op, ": position_ids: expected positions >= 0, got ", pos[t], " at index ", t);
+    TORCH_CHECK_VALUE(pos[t] >= 0 && pos[t] < (int64_t{1} << 53), "posenc: ", op,
+                      ": position_ids: expected positions in 0 .. 2^53 - 1, got ", pos[t], " at index ", t);
   rotary_call c;
   c.freqs = freqs;
   c.opt.layout = parse_layout(layout, op);
@@ -1369,7 +1370,7 @@ T* storage_ptr(Tensor& t) {
 void alibi_add_(Tensor scores, const Tensor& slopes, const c10::optional<Tensor>& q_offsets, const std::string& form,
                 bool causal_mask) {
   constexpr const char* op = "alibi_add_";
-  check_rope_x(scores, op);
+  check_rope_x(scores, op, "scores");
   TORCH_CHECK_VALUE(scores.dim() == 4, "posenc: ", op, ": scores: expected [batch, heads, q_len, k_len], got shape ",
                     shape_str(scores.sizes()));
   const auto m = slopes_of(slopes, op);

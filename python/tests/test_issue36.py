@@ -6,6 +6,8 @@ run in both), mpmath at 200 bits (the float64 rotations), the authors' get_slope
 import json
 import math
 import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -162,3 +164,33 @@ def test_exact_frequencies_sum_to_the_long_double_and_its_low_part():
     hi = rot.freqs[:, 0]
     nz = hi[:, 1] != 0
     assert bool((hi[nz, 1].abs() <= torch.tensor([math.ulp(v) / 2 for v in hi[nz, 0].tolist()], dtype=F64)).all())
+
+
+# ---- 4. messages naming the right thing ------------------------------------------------------------
+
+def test_huge_position_ids_named():
+    q = torch.randn(1, 2, 2, 8)
+    inv = torch.tensor([1.0, 0.1, 0.01, 0.001], dtype=F64)
+    with pytest.raises(ValueError, match=r"position_ids: expected positions in 0 \.\. 2\^53 - 1, got 4611686018427387904"):
+        posenc.rope(q, inv, position_ids=torch.tensor([[0, 1 << 62]]))
+
+
+def test_integer_scores_named():
+    with pytest.raises(TypeError, match=r"alibi_add_: scores: expected dtype"):
+        posenc.alibi_add(torch.zeros(1, 2, 3, 3, dtype=torch.int64), posenc.alibi_slopes(2))
+
+
+def test_patch_rotary_without_config():
+    with pytest.raises(TypeError, match="has no transformers config"):
+        pt.patch_rotary(torch.nn.Linear(2, 2))
+
+
+def test_import_without_warnings_and_numpy_declared():
+    env = dict(os.environ)
+    r = subprocess.run([sys.executable, "-W", "error", "-c", "import posenc, posenc.transformers"], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    # torch itself warns "Failed to initialize NumPy" when numpy is missing: numpy is declared
+    setup = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "setup.py")
+    with open(setup) as f:
+        assert '"numpy"' in f.read()
