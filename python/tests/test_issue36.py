@@ -194,3 +194,30 @@ def test_import_without_warnings_and_numpy_declared():
     setup = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "setup.py")
     with open(setup) as f:
         assert '"numpy"' in f.read()
+
+
+def test_alibi_slopes_correctly_rounded_and_get_slopes_statement():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 200
+
+    def get_slopes(n):  # ofirpress/attention_with_linear_biases, verbatim
+        def p2(n):
+            start = 2 ** (-2 ** -(math.log2(n) - 3))
+            return [start * start ** i for i in range(n)]
+        if math.log2(n).is_integer():
+            return p2(n)
+        c = 2 ** math.floor(math.log2(n))
+        return p2(c) + get_slopes(2 * c)[0::2][: n - c]
+
+    for n in range(1, 33):
+        p = 2 ** math.floor(math.log2(n))
+        exps = [mpmath.mpf(8) * (h + 1) / p for h in range(p)] + [mpmath.mpf(8) * (2 * h + 1) / (2 * p)
+                                                                   for h in range(n - p)]
+        exact = [float(mpmath.mpf(2) ** -e) for e in exps]  # rounded once to the nearest double
+        got = posenc.alibi_slopes(n).tolist()
+        assert got == exact, n
+        ulps = max(abs(a - b) / math.ulp(a) for a, b in zip(got, get_slopes(n)))
+        if n <= 9:
+            assert ulps == 0, n  # bit for bit with get_slopes
+        elif n <= 16:
+            assert 1 <= ulps <= 6, (n, ulps)  # what docs/pytorch.md states
