@@ -951,7 +951,9 @@ Tensor rope_frequencies_at(const Tensor& positions, const std::string& config_js
                            const c10::optional<std::string>& layer_type, const std::string& semantics,
                            const std::string& longrope_rule) {
   constexpr const char* op = "rope_frequencies_at";
-  check_storage(positions, op, "positions");
+  TORCH_CHECK_VALUE(positions.device().is_cpu() && positions.layout() == at::kStrided, "posenc: ", op,
+                    ": positions: expected a dense CPU tensor, got device '", positions.device().str(), "' and layout ",
+                    positions.layout());
   TORCH_CHECK_TYPE(positions.scalar_type() == at::kLong || positions.scalar_type() == at::kInt, "posenc: ", op,
                    ": positions: expected dtype int64 or int32, got ", dtype_name(positions.scalar_type()));
   int64_t seq_len = 0;
@@ -1056,9 +1058,11 @@ void rope_(Tensor x, const Tensor& inv_freq, double attention_factor, const c10:
   const auto off = index_vector(offsets, op, "offsets");
   TORCH_CHECK_VALUE(!ragged || off.empty() || !cu.empty(), "posenc: ", op,
                     ": offsets: expected cu_seqlens with offsets for ragged x (one offset per sequence)");
-  for (std::size_t t = 0; t < pos.size(); ++t)
-    TORCH_CHECK_VALUE(pos[t] >= 0 && pos[t] < (int64_t{1} << 53), "posenc: ", op,
-                      ": position_ids: expected positions in 0 .. 2^53 - 1, got ", pos[t], " at index ", t);
+  for (std::size_t t = 0; t < pos.size(); ++t) {
+    TORCH_CHECK_VALUE(pos[t] >= 0, "posenc: ", op, ": position_ids: expected positions >= 0, got ", pos[t], " at index ", t);
+    TORCH_CHECK_VALUE(pos[t] < (int64_t{1} << 53), "posenc: ", op,
+                      ": position_ids: expected positions <= 2^53 - 1 (exact in a double), got ", pos[t], " at index ", t);
+  }
   rotary_call c;
   c.freqs = freqs;
   c.opt.layout = parse_layout(layout, op);

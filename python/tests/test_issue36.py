@@ -171,7 +171,8 @@ def test_exact_frequencies_sum_to_the_long_double_and_its_low_part():
 def test_huge_position_ids_named():
     q = torch.randn(1, 2, 2, 8)
     inv = torch.tensor([1.0, 0.1, 0.01, 0.001], dtype=F64)
-    with pytest.raises(ValueError, match=r"position_ids: expected positions in 0 \.\. 2\^53 - 1, got 4611686018427387904"):
+    with pytest.raises(ValueError, match=r"rope_: position_ids: expected positions <= 2\^53 - 1 \(exact in a double\), "
+                       r"got 4611686018427387904 at index 1"):
         posenc.rope(q, inv, position_ids=torch.tensor([[0, 1 << 62]]))
 
 
