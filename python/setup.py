@@ -75,7 +75,9 @@ setup(
     packages=["posenc"],
     python_requires=">=3.9",
     # >= 1.13.0a0: Debian's python3-torch is 1.13.0a0, a pre-release that ">=1.13" would not accept
-    install_requires=["torch>=1.13.0a0"],
+    # numpy: torch imports without it but warns "Failed to initialize NumPy" (torch/_subclasses,
+    # which posenc's fake kernels and torch.compile load), so it is declared here
+    install_requires=["torch>=1.13.0a0", "numpy"],
     cmdclass={"build_py": BuildWithCMake},
     distclass=BinaryDistribution,
     zip_safe=False,

@@ -7,10 +7,38 @@ import torch
 _register = getattr(torch.library, "register_fake", None)
 
 
+def _tensors_of(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for t in value if isinstance(t, torch.Tensor)]
+    return []
+
+
+def check_devices(name, args, kwargs):
+    """Every tensor argument of posenc::<name> on one device, else ValueError naming the argument and
+    both devices. The fake kernel is what runs when one argument is on the meta device beside CPU
+    tensors (Meta dispatches first), so without this check it would hand back an uninitialised
+    tensor instead of failing as the CPU kernel would."""
+    names = [a.name for a in getattr(torch.ops.posenc, name).default._schema.arguments]
+    first = None
+    for arg_name, value in list(zip(names, args)) + list(kwargs.items()):
+        for t in _tensors_of(value):
+            if first is None:
+                first = (arg_name, t.device)
+            elif t.device != first[1]:
+                raise ValueError("posenc: %s: %s: expected the device of %s (%s), got %s"
+                                 % (name, arg_name, first[0], first[1], t.device))
+
+
 def _fake(name):
     def deco(fn):
+        def checked(*args, **kwargs):
+            check_devices(name, args, kwargs)
+            return fn(*args, **kwargs)
+
         if _register is not None:
-            _register("posenc::" + name)(fn)
+            _register("posenc::" + name)(checked)
         return fn
 
     return deco
@@ -63,14 +91,21 @@ def _rope_(x, inv_freq, *args):
 
 @_fake("rope_frequencies")
 def _rope_frequencies(config_json, seq_len=0, layer_type=None, semantics="transformers_5",
-                      longrope_rule="init_function"):
+                      longrope_rule="init_function", exact=False):
     # no tensor input: the sizes come from the config, so ask the real kernel outside fake mode
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
     with unset_fake_temporarily():
         inv, af, hd, rd, dep = torch.ops.posenc.rope_frequencies(config_json, seq_len, layer_type, semantics,
-                                                                 longrope_rule)
+                                                                 longrope_rule, exact)
     return torch.empty(inv.shape, dtype=inv.dtype), af, hd, rd, dep
+
+
+@_fake("rope_frequencies_at")
+def _rope_frequencies_at(positions, config_json, pairs, layer_type=None, semantics="transformers_5",
+                         longrope_rule="init_function"):
+    # the values depend on max(positions); the shape is [pairs, 2, 3] whatever they are
+    return positions.new_empty((pairs, 2, 3), dtype=torch.float64)
 
 
 @_fake("rope_cos_sin")

@@ -252,8 +252,9 @@ def rope(x: torch.Tensor, inv_freq: torch.Tensor, attention_factor: float = 1.0,
          xpos=None) -> torch.Tensor:
     """The rotated copy of q or k (key=True: the key side of xPos). x: [B, H, S, D] ("bhsd"), [B, S, H, D]
     ("bshd") or ragged [T, H, D]; positions offsets[b] + s, or per token position_ids ([B, S] / [S]
-    dense, [T] ragged); ragged sequences by cu_seqlens [B + 1]. inv_freq: float64 [rotary_dim / 2] (the
-    first rotary_dim channels of each head turn); cos/sin scaled by attention_factor. Differentiable
+    dense, [T] ragged); ragged sequences by cu_seqlens [B + 1]. inv_freq: float64 [rotary_dim / 2], or
+    [rotary_dim / 2, 2, 3], the exact frequencies of RotaryEmbedding.freqs (the first rotary_dim
+    channels of each head turn); cos/sin scaled by attention_factor. Differentiable
     (any order: the backward is the transposed rotation, the same op)."""
     v, p, c, o = _rope_args(x, position_ids, cu_seqlens, offsets, qk_layout)
     y = _P.rope(v, inv_freq, float(attention_factor), p, c, o, layout, bool(key), False, *_xpos_args(xpos))

@@ -51,8 +51,12 @@ class RotaryEmbedding(nn.Module):
     ("bshd") or ragged [T, H, D] with cu_seqlens [B + 1] (and offsets [B]) or position_ids [T];
     dense position_ids are [B, S] or [S]. q and k may have different head counts (GQA). Rules whose
     frequencies depend on the sequence length (dynamic, longrope) use seq_len = max(position_ids) + 1
-    as transformers does (or the largest offset + length). Tensors bf16/f16/f32/f64; the angle of each
-    position is exact (reduced in long double) and cos/sin are formed in f64 (f32 for bf16/f16).
+    as transformers does (or the largest offset + length), read from the tensors inside posenc's op
+    ``rope_frequencies_at`` (never as a Python number), so every rule compiles with
+    ``torch.compile(fullgraph=True, dynamic=True)`` without a graph break. Tensors bf16/f16/f32/f64;
+    the angle of each position is exact (reduced in long double, the frequencies carried as
+    ``freqs``: float64 [rotary_dim / 2, 2, 3], inv_freq and its low part each as a sum of three
+    doubles) and cos/sin are formed in f64 (f32 for bf16/f16).
     """
 
     def __init__(self, config, layer_type: Optional[str] = None, layout: str = "half",
@@ -62,6 +66,9 @@ class RotaryEmbedding(nn.Module):
         self.layer_type, self.semantics, self.longrope_rule = layer_type, semantics, longrope_rule
         inv, af, hd, rd, dep = _P.rope_frequencies(self.config_text, 0, layer_type, semantics, longrope_rule)
         self.register_buffer("inv_freq", inv, persistent=False)
+        exact = _P.rope_frequencies(self.config_text, 0, layer_type, semantics, longrope_rule, True)[0]
+        self.register_buffer("freqs", exact, persistent=False)
+        self.pairs = int(inv.numel())
         self.attention_factor, self.head_dim, self.rotary_dim = float(af), int(hd), int(rd)
         self.depends_on_seq_len = bool(dep)
         self.layout = layout
@@ -82,21 +89,30 @@ class RotaryEmbedding(nn.Module):
             self._by_len[seq_len] = (inv, float(af))
         return self._by_len[seq_len]
 
-    def _seq_len(self, q, position_ids, cu_seqlens, offsets, qk_layout):
-        if not self.depends_on_seq_len:
-            return 0
+    def _positions(self, q, position_ids, cu_seqlens, offsets, qk_layout):
+        """An int64 tensor whose largest element + 1 is the sequence length the frequencies are for
+        (tensor operations only: no Python number is taken from a tensor)."""
         if position_ids is not None:
-            return int(position_ids.max()) + 1
+            return position_ids
         if q.dim() == 3:
             if cu_seqlens is None:
-                return q.shape[0]
-            lens = cu_seqlens[1:] - cu_seqlens[:-1]
-            return int((lens + (offsets if offsets is not None else 0)).max())
+                return torch.arange(q.shape[0])
+            last = cu_seqlens[1:] - cu_seqlens[:-1] - 1
+            return (last + offsets if offsets is not None else last).clamp_min(0)
         S = q.shape[2] if qk_layout == "bhsd" else q.shape[1]
-        return S + (int(offsets.max()) if offsets is not None else 0)
+        return (offsets + (S - 1)).clamp_min(0) if offsets is not None else torch.arange(S)
+
+    def _freqs(self, positions):
+        """The exact frequencies (float64 [pairs, 2, 3]) for seq_len = max(positions) + 1."""
+        if not self.depends_on_seq_len:
+            return self.freqs
+        return _P.rope_frequencies_at(positions, self.config_text, self.pairs, self.layer_type, self.semantics,
+                                      self.longrope_rule)
 
     def _call(self, inplace, q, k, position_ids, cu_seqlens, offsets, qk_layout):
-        inv, af = self.frequencies(self._seq_len(q, position_ids, cu_seqlens, offsets, qk_layout))
+        inv = self._freqs(self._positions(q, position_ids, cu_seqlens, offsets, qk_layout)
+                          if self.depends_on_seq_len else None)
+        af = self.attention_factor
         f = _ops.rope_ if inplace else _ops.rope
         kw = dict(position_ids=position_ids, cu_seqlens=cu_seqlens, offsets=offsets, layout=self.layout,
                   qk_layout=qk_layout, xpos=self.xpos)
@@ -113,6 +129,4 @@ class RotaryEmbedding(nn.Module):
     def cos_sin(self, position_ids, dtype=torch.float32):
         """(cos, sin), each [*position_ids.shape, rotary_dim] in HF's [c | c] layout (what
         transformers' rotary embeddings return), exact and rounded once to dtype."""
-        seq_len = int(position_ids.max()) + 1 if self.depends_on_seq_len and position_ids.numel() else 0
-        inv, af = self.frequencies(seq_len)
-        return _P.rope_cos_sin(position_ids, inv, af, dtype)
+        return _P.rope_cos_sin(position_ids, self._freqs(position_ids), self.attention_factor, dtype)

@@ -178,6 +178,10 @@ def patch_rotary(model, semantics: str = "transformers_5", vision: str = "patch"
     `unpatch_rotary` restores transformers' forward."""
     if vision not in ("patch", "keep"):
         raise ValueError("posenc: patch_rotary: vision: expected 'patch' or 'keep', got %r" % (vision,))
+    if not isinstance(getattr(model, "config", None), (str, dict)) and not hasattr(getattr(model, "config", None),
+                                                                                   "to_dict"):
+        raise TypeError("posenc: patch_rotary: model: expected a transformers model (a module whose .config is a "
+                        "transformers config), got %s, which has no transformers config" % type(model).__name__)
     mods = rotary_modules(model)
     if not mods:
         raise ValueError("posenc: patch_rotary: no rotary embedding module (a submodule with an inv_freq buffer) in %s"

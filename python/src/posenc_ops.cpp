@@ -765,7 +765,65 @@ posenc::rotary::semantics parse_semantics(const std::string& s, const char* op) 
   TORCH_CHECK_VALUE(false, "posenc: ", op, ": semantics: expected 'transformers_5' or 'transformers_4_46', got '", s, "'");
 }
 
+constexpr int kWideParts = 3;
+
+/// Split a long double into kWideParts doubles whose sum (in long double) is exactly x.
+void split_wide(posenc::numeric::wide x, double* out) {
+  for (int i = 0; i < kWideParts; ++i) {
+    out[i] = static_cast<double>(x);
+    x -= static_cast<posenc::numeric::wide>(out[i]);
+  }
+}
+
+posenc::numeric::wide join_wide(const double* p) {
+  posenc::numeric::wide s = 0;
+  for (int i = 0; i < kWideParts; ++i) s += static_cast<posenc::numeric::wide>(p[i]);
+  return s;
+}
+
+/// Frequencies from a float64 tensor freqs: [pairs] (each a double) or [pairs, 2, 3] (the exact
+/// long double inv_freq and inv_freq_lo, each as kWideParts doubles, as split_wide writes them).
+posenc::rotary::frequencies frequencies_of(const Tensor& freqs, double attention_factor, const char* op,
+                                           const char* name) {
+  check_storage(freqs, op, name);
+  TORCH_CHECK_TYPE(freqs.scalar_type() == at::kDouble, "posenc: ", op, ": ", name, ": expected dtype float64, got ",
+                   dtype_name(freqs.scalar_type()));
+  TORCH_CHECK_VALUE(freqs.dim() == 1 || (freqs.dim() == 3 && freqs.size(1) == 2 && freqs.size(2) == kWideParts),
+                    "posenc: ", op, ": ", name, ": expected [pairs] or [pairs, 2, 3] (exact inv_freq and inv_freq_lo "
+                    "as sums of doubles), got shape ", shape_str(freqs.sizes()));
+  posenc::rotary::frequencies f;
+  f.attention_factor = attention_factor;
+  const Tensor c = freqs.contiguous();
+  const double* w = c.data_ptr<double>();
+  bool any_lo = false;
+  for (int64_t k = 0; k < c.size(0); ++k) {
+    if (c.dim() == 1) {
+      f.inv_freq.push_back(w[k]);
+    } else {
+      f.inv_freq.push_back(join_wide(w + k * 2 * kWideParts));
+      f.inv_freq_lo.push_back(join_wide(w + k * 2 * kWideParts + kWideParts));
+      any_lo = any_lo || f.inv_freq_lo.back() != 0;
+    }
+  }
+  if (!any_lo) f.inv_freq_lo.clear();
+  return f;
+}
+
+/// freqs as a float64 tensor [pairs, 2, 3] that frequencies_of reads back exactly.
+Tensor exact_frequencies_tensor(const posenc::rotary::frequencies& f) {
+  const auto n = static_cast<int64_t>(f.inv_freq.size());
+  Tensor out = at::zeros({n, 2, kWideParts}, at::TensorOptions().dtype(at::kDouble));
+  double* w = out.data_ptr<double>();
+  for (int64_t k = 0; k < n; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    split_wide(f.inv_freq[i], w + k * 2 * kWideParts);
+    split_wide(i < f.inv_freq_lo.size() ? f.inv_freq_lo[i] : 0, w + k * 2 * kWideParts + kWideParts);
+  }
+  return out;
+}
+
 struct rotary_loaded {
+  posenc::rotary::frequencies freqs;
   std::vector<double> inv_freq;
   double attention_factor;
   int64_t head_dim, rotary_dim;
@@ -784,6 +842,7 @@ rotary_loaded rotary_load(const std::string& json, int64_t seq_len, const c10::o
     const auto& plan = layer_type ? mc.plan_for(*layer_type) : mc.main_plan();
     const auto f = plan.frequencies(static_cast<std::size_t>(seq_len));
     rotary_loaded r;
+    r.freqs = f;
     for (auto w : f.inv_freq) r.inv_freq.push_back(static_cast<double>(w));
     r.attention_factor = f.attention_factor;
     r.head_dim = static_cast<int64_t>(plan.context().head_dim);
@@ -807,11 +866,7 @@ std::vector<std::string> rotary_layer_types(const std::string& json, posenc::rot
 
 /// Exact cos/sin (HF's duplicated layout [c | c], [s | s]) of arbitrary positions, rounded once to T.
 template <class T>
-void rotary_cos_sin(const std::vector<double>& inv_freq, double attention_factor, std::span<const double> positions,
-                    T* cos, T* sin) {
-  posenc::rotary::frequencies f;
-  f.inv_freq.assign(inv_freq.begin(), inv_freq.end());
-  f.attention_factor = attention_factor;
+void rotary_cos_sin(const posenc::rotary::frequencies& f, std::span<const double> positions, T* cos, T* sin) {
   const auto t = posenc::rotary::table<T>(f, positions, posenc::rotary::table_layout::duplicated);
   std::memcpy(cos, t.cos.data(), sizeof(T) * static_cast<std::size_t>(t.cos.size()));
   std::memcpy(sin, t.sin.data(), sizeof(T) * static_cast<std::size_t>(t.sin.size()));
@@ -874,14 +929,45 @@ void rotary_apply(T* data, const Tensor& x, const rotary_call& c, const std::vec
 std::tuple<Tensor, double, int64_t, int64_t, bool> rope_frequencies(const std::string& config_json, int64_t seq_len,
                                                                     const c10::optional<std::string>& layer_type,
                                                                     const std::string& semantics,
-                                                                    const std::string& longrope_rule) {
+                                                                    const std::string& longrope_rule, bool exact) {
   constexpr const char* op = "rope_frequencies";
   TORCH_CHECK_VALUE(seq_len >= 0, "posenc: ", op, ": seq_len: expected >= 0 (0: not given), got ", seq_len);
   const auto r = rotary_load(config_json, seq_len, layer_type, parse_semantics(semantics, op),
                              parse_longrope(longrope_rule, op));
-  Tensor inv = at::empty({static_cast<int64_t>(r.inv_freq.size())}, at::TensorOptions().dtype(at::kDouble));
-  std::memcpy(inv.data_ptr<double>(), r.inv_freq.data(), sizeof(double) * r.inv_freq.size());
+  Tensor inv;
+  if (exact) {
+    inv = exact_frequencies_tensor(r.freqs);
+  } else {
+    inv = at::empty({static_cast<int64_t>(r.inv_freq.size())}, at::TensorOptions().dtype(at::kDouble));
+    std::memcpy(inv.data_ptr<double>(), r.inv_freq.data(), sizeof(double) * r.inv_freq.size());
+  }
   return std::make_tuple(inv, r.attention_factor, r.head_dim, r.rotary_dim, r.depends_on_seq_len);
+}
+
+/// The exact frequencies [pairs, 2, 3] of a config's plan for seq_len = max(positions) + 1 (0, not
+/// given, when positions is empty): the sequence length is read from the tensor here, so that a
+/// caller (a compiled graph) never turns it into a Python number. pairs: the expected count.
+Tensor rope_frequencies_at(const Tensor& positions, const std::string& config_json, int64_t pairs,
+                           const c10::optional<std::string>& layer_type, const std::string& semantics,
+                           const std::string& longrope_rule) {
+  constexpr const char* op = "rope_frequencies_at";
+  TORCH_CHECK_VALUE(positions.device().is_cpu() && positions.layout() == at::kStrided, "posenc: ", op,
+                    ": positions: expected a dense CPU tensor, got device '", positions.device().str(), "' and layout ",
+                    positions.layout());
+  TORCH_CHECK_TYPE(positions.scalar_type() == at::kLong || positions.scalar_type() == at::kInt, "posenc: ", op,
+                   ": positions: expected dtype int64 or int32, got ", dtype_name(positions.scalar_type()));
+  int64_t seq_len = 0;
+  if (positions.numel() > 0) {
+    const int64_t mx = positions.max().item<int64_t>();
+    TORCH_CHECK_VALUE(mx >= 0 && mx < (int64_t{1} << 53), "posenc: ", op,
+                      ": positions: expected a largest position in 0 .. 2^53 - 1, got ", mx);
+    seq_len = mx + 1;
+  }
+  const auto r = rotary_load(config_json, seq_len, layer_type, parse_semantics(semantics, op),
+                             parse_longrope(longrope_rule, op));
+  TORCH_CHECK_VALUE(static_cast<int64_t>(r.inv_freq.size()) == pairs, "posenc: ", op, ": pairs: expected ",
+                    r.inv_freq.size(), " (the config's rotary_dim / 2), got ", pairs);
+  return exact_frequencies_tensor(r.freqs);
 }
 
 std::vector<std::string> rope_layer_types(const std::string& config_json, const std::string& semantics) {
@@ -893,30 +979,26 @@ std::vector<std::string> rope_layer_types(const std::string& config_json, const 
 std::tuple<Tensor, Tensor> rope_cos_sin(const Tensor& position_ids, const Tensor& inv_freq, double attention_factor,
                                         at::ScalarType dtype) {
   constexpr const char* op = "rope_cos_sin";
-  check_storage(inv_freq, op, "inv_freq");
-  TORCH_CHECK_TYPE(inv_freq.scalar_type() == at::kDouble, "posenc: ", op, ": inv_freq: expected dtype float64, got ",
-                   dtype_name(inv_freq.scalar_type()));
-  check_dim(inv_freq, 1, op, "inv_freq", "[rotary_dim / 2]");
+  const auto w = frequencies_of(inv_freq, attention_factor, op, "inv_freq");
   TORCH_CHECK_VALUE(position_ids.device().is_cpu(), "posenc: ", op, ": position_ids: expected a CPU tensor, got device '",
                     position_ids.device().str(), "'");
   TORCH_CHECK_TYPE(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf || dtype == at::kBFloat16, "posenc: ",
                    op, ": dtype: expected bfloat16, float16, float32 or float64, got ", dtype_name(dtype));
   Tensor p = position_ids.to(at::kDouble).contiguous();
   auto shape = position_ids.sizes().vec();
-  shape.push_back(2 * inv_freq.numel());
+  shape.push_back(2 * inv_freq.size(0));
   Tensor c = at::empty(shape, at::TensorOptions().dtype(dtype)), s = at::empty(shape, at::TensorOptions().dtype(dtype));
-  const std::vector<double> w(inv_freq.data_ptr<double>(), inv_freq.data_ptr<double>() + inv_freq.numel());
   std::span<const double> pos(p.data_ptr<double>(), static_cast<std::size_t>(p.numel()));
   guarded([&] {
     switch (dtype) {
-      case at::kFloat: rotary_cos_sin<float>(w, attention_factor, pos, c.data_ptr<float>(), s.data_ptr<float>()); break;
-      case at::kDouble: rotary_cos_sin<double>(w, attention_factor, pos, c.data_ptr<double>(), s.data_ptr<double>()); break;
+      case at::kFloat: rotary_cos_sin<float>(w, pos, c.data_ptr<float>(), s.data_ptr<float>()); break;
+      case at::kDouble: rotary_cos_sin<double>(w, pos, c.data_ptr<double>(), s.data_ptr<double>()); break;
       case at::kHalf:
-        rotary_cos_sin<Eigen::half>(w, attention_factor, pos, reinterpret_cast<Eigen::half*>(c.data_ptr()),
+        rotary_cos_sin<Eigen::half>(w, pos, reinterpret_cast<Eigen::half*>(c.data_ptr()),
                                     reinterpret_cast<Eigen::half*>(s.data_ptr()));
         break;
       default:
-        rotary_cos_sin<Eigen::bfloat16>(w, attention_factor, pos, reinterpret_cast<Eigen::bfloat16*>(c.data_ptr()),
+        rotary_cos_sin<Eigen::bfloat16>(w, pos, reinterpret_cast<Eigen::bfloat16*>(c.data_ptr()),
                                         reinterpret_cast<Eigen::bfloat16*>(s.data_ptr()));
     }
     return 0;
@@ -935,20 +1017,20 @@ std::vector<int64_t> index_vector(const c10::optional<Tensor>& t, const char* op
 
 bool is_half_type(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
 
-void check_rope_x(const Tensor& x, const char* op) {
-  TORCH_CHECK_VALUE(x.defined(), "posenc: ", op, ": x: expected a tensor, got an undefined tensor");
-  TORCH_CHECK_VALUE(x.device().is_cpu(), "posenc: ", op, ": x: expected a CPU tensor, got device '", x.device().str(),
+void check_rope_x(const Tensor& x, const char* op, const char* name = "x") {
+  TORCH_CHECK_VALUE(x.defined(), "posenc: ", op, ": ", name, ": expected a tensor, got an undefined tensor");
+  TORCH_CHECK_VALUE(x.device().is_cpu(), "posenc: ", op, ": ", name, ": expected a CPU tensor, got device '", x.device().str(),
                     "' (this build of posenc's ops is CPU-only)");
-  TORCH_CHECK_VALUE(x.layout() == at::kStrided, "posenc: ", op, ": x: expected a dense (strided) tensor, got layout ",
+  TORCH_CHECK_VALUE(x.layout() == at::kStrided, "posenc: ", op, ": ", name, ": expected a dense (strided) tensor, got layout ",
                     x.layout());
   const auto t = x.scalar_type();
-  TORCH_CHECK_TYPE(t == at::kFloat || t == at::kDouble || is_half_type(t), "posenc: ", op, ": x: expected dtype ",
+  TORCH_CHECK_TYPE(t == at::kFloat || t == at::kDouble || is_half_type(t), "posenc: ", op, ": ", name, ": expected dtype ",
                    "bfloat16, float16, float32 or float64, got ", dtype_name(t));
-  TORCH_CHECK_VALUE(x.dim() == 4 || x.dim() == 3, "posenc: ", op,
-                    ": x: expected [batch, heads, seq, head_dim] or ragged [tokens, heads, head_dim], got shape ",
+  TORCH_CHECK_VALUE(x.dim() == 4 || x.dim() == 3 || std::string(name) != "x", "posenc: ", op,
+                    ": ", name, ": expected [batch, heads, seq, head_dim] or ragged [tokens, heads, head_dim], got shape ",
                     shape_str(x.sizes()));
   TORCH_CHECK_VALUE(x.stride(-1) == 1 || x.size(-1) <= 1, "posenc: ", op,
-                    ": x: expected head_dim contiguous (stride 1 in the last dimension), got strides ",
+                    ": ", name, ": expected head_dim contiguous (stride 1 in the last dimension), got strides ",
                     shape_str(x.strides()));
 }
 
@@ -959,10 +1041,7 @@ void rope_(Tensor x, const Tensor& inv_freq, double attention_factor, const c10:
            bool key, bool transpose, bool xpos, double xpos_gamma, double xpos_scale_base, double xpos_center) {
   constexpr const char* op = "rope_";
   check_rope_x(x, op);
-  check_storage(inv_freq, op, "inv_freq");
-  TORCH_CHECK_TYPE(inv_freq.scalar_type() == at::kDouble, "posenc: ", op, ": inv_freq: expected dtype float64, got ",
-                   dtype_name(inv_freq.scalar_type()));
-  check_dim(inv_freq, 1, op, "inv_freq", "[rotary_dim / 2]");
+  const auto freqs = frequencies_of(inv_freq, attention_factor, op, "inv_freq");
   const bool ragged = x.dim() == 3;
   if (position_ids) {
     const auto want = ragged ? std::vector<int64_t>{x.size(0)} : std::vector<int64_t>{x.size(0), x.size(2)};
@@ -979,19 +1058,20 @@ void rope_(Tensor x, const Tensor& inv_freq, double attention_factor, const c10:
   const auto off = index_vector(offsets, op, "offsets");
   TORCH_CHECK_VALUE(!ragged || off.empty() || !cu.empty(), "posenc: ", op,
                     ": offsets: expected cu_seqlens with offsets for ragged x (one offset per sequence)");
-  for (std::size_t t = 0; t < pos.size(); ++t)
+  for (std::size_t t = 0; t < pos.size(); ++t) {
     TORCH_CHECK_VALUE(pos[t] >= 0, "posenc: ", op, ": position_ids: expected positions >= 0, got ", pos[t], " at index ", t);
+    TORCH_CHECK_VALUE(pos[t] < (int64_t{1} << 53), "posenc: ", op,
+                      ": position_ids: expected positions <= 2^53 - 1 (exact in a double), got ", pos[t], " at index ", t);
+  }
   rotary_call c;
-  const double* w = inv_freq.data_ptr<double>();
-  c.freqs.inv_freq.assign(w, w + inv_freq.numel());
-  c.freqs.attention_factor = attention_factor;
+  c.freqs = freqs;
   c.opt.layout = parse_layout(layout, op);
   c.opt.xpos.enabled = xpos;
   c.opt.xpos.gamma = xpos_gamma;
   c.opt.xpos.scale_base = xpos_scale_base;
   c.opt.xpos.center = xpos_center;
   c.key = key;
-  const int64_t D = x.size(-1), half = inv_freq.numel();
+  const int64_t D = x.size(-1), half = inv_freq.size(0);
   // J: negate the second element of every rotated pair
   auto flip = [&] {
     if (!transpose || half == 0 || half * 2 > D) return;
@@ -1030,31 +1110,11 @@ Tensor rope(const Tensor& x, const Tensor& inv_freq, double attention_factor, co
 // split into three non-overlapping doubles whose sum is exact), axis int64 [pairs] (the position
 // axis turning pair k), position_ids int64 [A, ...].
 
-constexpr int kWideParts = 3;
-
-/// Split a long double into kWideParts doubles whose sum (in long double) is exactly x.
-void split_wide(posenc::numeric::wide x, double* out) {
-  for (int i = 0; i < kWideParts; ++i) {
-    out[i] = static_cast<double>(x);
-    x -= static_cast<posenc::numeric::wide>(out[i]);
-  }
-}
-
-posenc::numeric::wide join_wide(const double* p) {
-  posenc::numeric::wide s = 0;
-  for (int i = 0; i < kWideParts; ++i) s += static_cast<posenc::numeric::wide>(p[i]);
-  return s;
-}
-
 posenc::rotary::axis_frequencies axis_freqs_of(const Tensor& freqs, const Tensor& axis, int64_t axes,
                                                double attention_factor, const char* op) {
-  check_storage(freqs, op, "freqs");
+  posenc::rotary::axis_frequencies f;
+  f.freqs = frequencies_of(freqs, attention_factor, op, "freqs");
   check_storage(axis, op, "axis");
-  TORCH_CHECK_TYPE(freqs.scalar_type() == at::kDouble, "posenc: ", op, ": freqs: expected dtype float64, got ",
-                   dtype_name(freqs.scalar_type()));
-  TORCH_CHECK_VALUE(freqs.dim() == 1 || (freqs.dim() == 3 && freqs.size(1) == 2 && freqs.size(2) == kWideParts),
-                    "posenc: ", op, ": freqs: expected [pairs] or [pairs, 2, 3] (exact inv_freq and inv_freq_lo "
-                    "as sums of doubles), got shape ", shape_str(freqs.sizes()));
   TORCH_CHECK_TYPE(axis.scalar_type() == at::kLong, "posenc: ", op, ": axis: expected dtype int64, got ",
                    dtype_name(axis.scalar_type()));
   TORCH_CHECK_VALUE(axis.dim() == 1 && axis.size(0) == freqs.size(0), "posenc: ", op,
@@ -1062,26 +1122,14 @@ posenc::rotary::axis_frequencies axis_freqs_of(const Tensor& freqs, const Tensor
                     shape_str(axis.sizes()));
   TORCH_CHECK_VALUE(axes >= 1 && axes <= static_cast<int64_t>(posenc::rotary::max_axes), "posenc: ", op,
                     ": position_ids: expected 1 .. ", posenc::rotary::max_axes, " axes in dimension 0, got ", axes);
-  posenc::rotary::axis_frequencies f;
   f.axes = static_cast<std::size_t>(axes);
-  f.freqs.attention_factor = attention_factor;
-  const int64_t m = freqs.size(0);
-  const double* w = freqs.data_ptr<double>();
-  const int64_t* a = axis.data_ptr<int64_t>();
-  bool any_lo = false;
-  for (int64_t k = 0; k < m; ++k) {
-    if (freqs.dim() == 1) {
-      f.freqs.inv_freq.push_back(w[k]);
-    } else {
-      f.freqs.inv_freq.push_back(join_wide(w + k * 2 * kWideParts));
-      f.freqs.inv_freq_lo.push_back(join_wide(w + k * 2 * kWideParts + kWideParts));
-      any_lo = any_lo || f.freqs.inv_freq_lo.back() != 0;
-    }
+  const Tensor ac = axis.contiguous();
+  const int64_t* a = ac.data_ptr<int64_t>();
+  for (int64_t k = 0; k < freqs.size(0); ++k) {
     TORCH_CHECK_VALUE(a[k] >= 0 && a[k] < axes, "posenc: ", op, ": axis[", k, "]: expected an axis in 0 .. ",
                       axes - 1, " (position_ids has ", axes, " axes), got ", a[k]);
     f.axis.push_back(static_cast<std::uint8_t>(a[k]));
   }
-  if (!any_lo) f.freqs.inv_freq_lo.clear();
   return f;
 }
 
@@ -1326,7 +1374,7 @@ T* storage_ptr(Tensor& t) {
 void alibi_add_(Tensor scores, const Tensor& slopes, const c10::optional<Tensor>& q_offsets, const std::string& form,
                 bool causal_mask) {
   constexpr const char* op = "alibi_add_";
-  check_rope_x(scores, op);
+  check_rope_x(scores, op, "scores");
   TORCH_CHECK_VALUE(scores.dim() == 4, "posenc: ", op, ": scores: expected [batch, heads, q_len, k_len], got shape ",
                     shape_str(scores.sizes()));
   const auto m = slopes_of(slopes, op);
@@ -1757,8 +1805,10 @@ TORCH_LIBRARY(posenc, m) {
   m.def("rope_rotate(Tensor x, Tensor? positions=None, int head_dim=0, int rotary_dim=0, str layout='interleaved', "
         "float base=10000.0, float first_position=0.0, float position_step=1.0) -> Tensor");
   m.def("rope_frequencies(str config_json, int seq_len=0, str? layer_type=None, str semantics='transformers_5', "
-        "str longrope_rule='init_function') -> (Tensor, float, int, int, bool)");
+        "str longrope_rule='init_function', bool exact=False) -> (Tensor, float, int, int, bool)");
   m.def("rope_layer_types(str config_json, str semantics='transformers_5') -> str[]");
+  m.def("rope_frequencies_at(Tensor positions, str config_json, int pairs, str? layer_type=None, "
+        "str semantics='transformers_5', str longrope_rule='init_function') -> Tensor");
   m.def("rope_cos_sin(Tensor position_ids, Tensor inv_freq, float attention_factor=1.0, ScalarType dtype=6) "
         "-> (Tensor, Tensor)");
   m.def("rope(Tensor x, Tensor inv_freq, float attention_factor=1.0, Tensor? position_ids=None, Tensor? cu_seqlens=None, "
@@ -1816,6 +1866,7 @@ TORCH_LIBRARY_IMPL(posenc, CPU, m) {
   m.impl("rope", TORCH_FN(rope));
   m.impl("rope_", TORCH_FN(rope_));
   m.impl("rope_cos_sin", TORCH_FN(rope_cos_sin));
+  m.impl("rope_frequencies_at", TORCH_FN(rope_frequencies_at));
   m.impl("axes_cos_sin", TORCH_FN(axes_cos_sin));
   m.impl("axes_rope", TORCH_FN(axes_rope));
   m.impl("axes_rope_", TORCH_FN(axes_rope_));

@@ -201,16 +201,18 @@ def test_xpos_against_torchscale_formula(rot):
 
 def test_cos_sin_exact_far_out(rot):
     # at position 2^24 + 3 the float64 product n * w can be off by 2^24 * 2^-53 = 2^-29 rad; posenc
-    # forms it in long double (<= n w 2^-64 <= 2^-40 rad) and reduces it exactly: against mpmath,
-    # |err| <= 2^-40 + 2^-53
+    # carries each frequency exactly (rot.freqs: long double and low part as sums of doubles), forms
+    # the angle in extended precision and reduces it exactly: against mpmath's phase n * theta^(-2k/d)
+    # of the exact frequency, within 1 ulp
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.prec = 200
     n = 2 ** 24 + 3
     c, s = rot.cos_sin(torch.tensor([[n]]), dtype=F64)
     for k in range(8):
-        ang = n * mpmath.mpf(float(rot.inv_freq[k]))
-        assert abs(c[0, 0, k].item() - float(mpmath.cos(ang))) <= 2.0 ** -40 + 2.0 ** -53
-        assert abs(s[0, 0, k + 8].item() - float(mpmath.sin(ang))) <= 2.0 ** -40 + 2.0 ** -53  # [c | c], [s | s]
+        ang = n * mpmath.mpf(500000) ** (-mpmath.mpf(2 * k) / 16)
+        cr, sr = mpmath.cos(ang), mpmath.sin(ang)
+        assert abs(c[0, 0, k].item() - cr) <= math.ulp(float(cr))
+        assert abs(s[0, 0, k + 8].item() - sr) <= math.ulp(float(sr))  # [c | c], [s | s]
 
 
 # ---- ALiBi ------------------------------------------------------------------------------------------

@@ -29,6 +29,10 @@ QWEN2_VL_CFG = ('{"model_type": "qwen2_vl", "hidden_size": 32, "num_attention_he
                 '"rope_scaling": {"type": "mrope", "mrope_section": [2, 1, 1]}, "rope_theta": 10000.0}')
 
 
+DYN_CFG = ('{"hidden_size": 32, "num_attention_heads": 4, "max_position_embeddings": 64, '
+           '"rope_scaling": {"rope_type": "dynamic", "factor": 2.0}, "rope_theta": 10000.0}')
+
+
 def opcheck_cases():
     torch.manual_seed(0)
     inv = 1e4 ** (-torch.arange(0, 8, 2, dtype=F64) / 8)
@@ -36,6 +40,7 @@ def opcheck_cases():
     slopes = posenc.alibi_slopes(4)
     ids3 = torch.randint(-50, 100, (3, 2, 6))
     afreqs, aaxis = P.mrope_config(QWEN2_VL_CFG)[:2]
+    exact = P.rope_frequencies('{"hidden_size": 32, "num_attention_heads": 4}', exact=True)[0]
     return {
         "floater_table": (P.floater_table, (rg(5, 5), rg(5), rg(4, 6), rg(4), rg(2, 4), 5), {}),
         "floater_table adjoint": (P.floater_table, (rg(5, 5), rg(5), rg(4, 6), rg(4), rg(2, 4), 4),
@@ -55,6 +60,11 @@ def opcheck_cases():
         "rope_": (P.rope_, (t(2, 4, 6, 8), inv), {}),
         "rope_frequencies": (P.rope_frequencies, ('{"hidden_size": 64, "num_attention_heads": 4}',), {}),
         "rope_cos_sin": (P.rope_cos_sin, (torch.arange(6).view(2, 3), inv), {}),
+        "rope_cos_sin exact": (P.rope_cos_sin, (torch.arange(6).view(2, 3), exact), {"dtype": F64}),
+        "rope exact": (P.rope, (rg(2, 4, 6, 8), exact), {"position_ids": torch.randint(0, 100, (2, 6))}),
+        "rope_frequencies exact": (P.rope_frequencies, ('{"hidden_size": 64, "num_attention_heads": 4}',),
+                                   {"exact": True}),
+        "rope_frequencies_at": (P.rope_frequencies_at, (torch.tensor([[3, 900]]), DYN_CFG, 4), {}),
         "mrope_config": (P.mrope_config, (QWEN2_VL_CFG,), {}),
         "axes_cos_sin": (P.axes_cos_sin, (ids3, afreqs, aaxis), {}),
         "axes_cos_sin pairs f64": (P.axes_cos_sin, (ids3, afreqs, aaxis), {"dtype": F64, "duplicated": False}),
