@@ -71,9 +71,9 @@ inline constexpr auto der = head_dim_source::derived;
 inline constexpr auto cls = head_dim_source::class_default;
 }  // namespace detail
 
-/// THE table of model types, in alphabetical order. Sources: models/<type>/configuration_<type>.py
+/// THE table of model types, in alphabetical order. Sources: `models/TYPE/configuration_TYPE.py`
 /// (default_theta, head_dim, partial_rotary_factor defaults, no_rope_layers) and
-/// modeling_<type>.py (compute_default_rope_parameters: whether it reads partial_rotary_factor;
+/// `modeling_TYPE.py` (compute_default_rope_parameters: whether it reads partial_rotary_factor;
 /// the attention's NoPE and query scales) of transformers 5.23.
 inline constexpr auto model_rules = std::to_array<model_rule>({
     {"apertus", 12000000.0, detail::der, 0, false, 0, nope_rule::none, query_scale_rule::none, pair_layout::halves, "ApertusConfig"},
