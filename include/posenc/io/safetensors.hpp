@@ -252,10 +252,12 @@ class safetensors_metadata_table {
     [[nodiscard]] bool operator==(const iterator& b) const noexcept { return m_i == b.m_i; }
 
    private:
+    /// \cond INTERNAL
     friend class safetensors_metadata_table;
     iterator(const detail::safetensors_metadata_store* s, std::size_t i) noexcept : m_s(s), m_i(i) {}
     const detail::safetensors_metadata_store* m_s = nullptr;
     std::size_t m_i = 0;
+    /// \endcond
   };
 
   [[nodiscard]] std::size_t size() const noexcept { return m_store ? m_store->entries.size() : 0; }
@@ -307,11 +309,13 @@ class safetensors_metadata_table {
   [[nodiscard]] std::uint64_t index_probes() const noexcept { return m_store ? m_store->index_probes() : 0; }
 
  private:
+  /// \cond INTERNAL
   friend class safetensors_file;
   safetensors_metadata_table() = default;
   explicit safetensors_metadata_table(std::shared_ptr<const detail::safetensors_metadata_store> s) noexcept
       : m_store(std::move(s)) {}
   std::shared_ptr<const detail::safetensors_metadata_store> m_store;
+  /// \endcond
 };
 
 namespace detail {
