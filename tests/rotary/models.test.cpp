@@ -52,7 +52,9 @@ TEST_CASE("per-model rules: transformers 5.23's inv_freq, attention scaling, NoP
     CAPTURE(path.filename().string());
     const jnode file = rope_test::parse_file(path);
     const pr::model_config m = pr::load_config(file.find("config")->str());
-    for (const auto& [lt, layer] : file.find("layers")->members) {
+    for (const auto& member : file.find("layers")->members) {
+      const std::string& lt = member.first;  // not a structured binding: clang 14's CAPTURE lambda cannot name one
+      const auto& layer = member.second;
       CAPTURE(lt);
       const pr::plan& p = lt == "default" ? m.main_plan() : m.plan_for(lt);
       const std::string hf_type = layer.find("rope_type")->text;
