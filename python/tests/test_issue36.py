@@ -197,18 +197,9 @@ def test_import_without_warnings_and_numpy_declared():
         assert '"numpy"' in f.read()
 
 
-def test_alibi_slopes_correctly_rounded_and_get_slopes_statement():
+def test_alibi_slopes_correctly_rounded_and_get_slopes_statement(get_slopes):
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.prec = 200
-
-    def get_slopes(n):  # ofirpress/attention_with_linear_biases, verbatim
-        def p2(n):
-            start = 2 ** (-2 ** -(math.log2(n) - 3))
-            return [start * start ** i for i in range(n)]
-        if math.log2(n).is_integer():
-            return p2(n)
-        c = 2 ** math.floor(math.log2(n))
-        return p2(c) + get_slopes(2 * c)[0::2][: n - c]
 
     for n in range(1, 33):
         p = 2 ** math.floor(math.log2(n))
