@@ -13,7 +13,9 @@
 #   \image html E-F.png     examples/E.cpp exists (the docs build runs example E to draw it);
 #   BM_name                 a benchmark of that name is defined under bench/;
 #   --target X              examples/X.cpp, bench/X.bench.cpp for bench_X (or named in bench/), or posenc_*;
-#   examples/*.cpp          at most MAX_EXAMPLE_LINES lines of code (not blank, not comment).
+#   examples/*.cpp          at most MAX_EXAMPLE_LINES lines of code (not blank, not comment);
+#   page ids                docs/X.md is {#X}, docs/performance/X.md {#perf-X}, section anchors
+#                           <page id>-..., all lower-case words joined by '-'.
 cmake_minimum_required(VERSION 3.24)
 if(NOT POSENC_SOURCE_DIR)
   get_filename_component(POSENC_SOURCE_DIR "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
@@ -50,6 +52,36 @@ foreach(p IN LISTS pages)
     string(REGEX REPLACE "^{#|}$" "" a "${a}")
     string(REGEX REPLACE "^\\\\[a-z]+[ \t]+" "" a "${a}")
     list(APPEND anchors "${a}")
+  endforeach()
+endforeach()
+
+# ---- one page-id scheme ----
+# A page's id is its file's name: docs/X.md is {#X}, docs/performance/X.md is {#perf-X} (the
+# HTML file Doxygen writes is <id>.html); a section's anchor starts with its page's id and a '-';
+# every id is lower-case words joined by '-' (no '_', which Doxygen escapes in file names).
+foreach(p IN LISTS pages)
+  if(NOT p MATCHES "^docs/(performance/)?([^/]+)\\.md$" OR p STREQUAL "docs/index.md")
+    continue()
+  endif()
+  set(want "${CMAKE_MATCH_2}")
+  if(CMAKE_MATCH_1)
+    set(want "perf-${CMAKE_MATCH_2}")
+  endif()
+  file(STRINGS "${src}/${p}" head LIMIT_COUNT 1)
+  if(NOT head MATCHES "^# .*{#${want}}[ \t]*$")
+    violation("${p}:1: the page id must be {#${want}} (docs/X.md: X, docs/performance/X.md: perf-X)")
+  endif()
+  file(READ "${src}/${p}" text)
+  string(REGEX MATCHALL "{#[A-Za-z0-9_-]+}" a1 "${text}")
+  string(REGEX MATCHALL "\\\\(anchor|section|subsection|subsubsection)[ \t]+[A-Za-z0-9_-]+" a2 "${text}")
+  foreach(a IN LISTS a1 a2)
+    string(REGEX REPLACE "^{#|}$" "" a "${a}")
+    string(REGEX REPLACE "^\\\\[a-z]+[ \t]+" "" a "${a}")
+    if(NOT a MATCHES "^[a-z0-9]+(-[a-z0-9]+)*$")
+      violation("${p}: anchor ${a}: ids are lower-case words joined by '-'")
+    elseif(NOT a STREQUAL want AND NOT a MATCHES "^${want}-")
+      violation("${p}: anchor ${a}: a section's anchor starts with its page's id (${want}-...)")
+    endif()
   endforeach()
 endforeach()
 

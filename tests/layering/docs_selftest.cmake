@@ -15,12 +15,14 @@ endforeach()
 file(WRITE "${root}/examples/long.cpp" "${long}// comment\n\nint main() { return 0; }\n")
 file(WRITE "${root}/README.md" "Run `cmake --build b --target short` and `--target gone`; see `short.cpp`, `absent.cpp`.\n")
 file(WRITE "${root}/docs/a.md"
-     "# A {#page-a}\n\\ref page-a \\ref page-b \\ref posenc::shape_error \\ref posenc::no_such_name\n"
+     "# A {#a}\n\\ref a \\ref page-b \\ref posenc::shape_error \\ref posenc::no_such_name\n"
      "<posenc/core/error.hpp> <posenc/core/missing.hpp> tests/none.test.cpp examples/short.cpp\n"
      "\\snippet examples/short.cpp tag\n\\snippet examples/short.cpp other\n"
      "\\image html short-x.png \"ok\"\n\\image html gone-x.png \"broken\"\n"
      "(bench/ode.bench.cpp, BM_rk4) (bench/ode.bench.cpp, BM_missing)\n"
      "[fine](a.md#x) [broken](sub/b.md) [web](https://example.org/x.md)\n")
+# page ids: docs/performance/b.md must be {#perf-b}, its sections perf-b-..., lower-case with '-'
+file(WRITE "${root}/docs/performance/b.md" "# B {#perf-bee}\n## S {#perf-b-ok}\n## T {#other}\n\\anchor perf-b-Bad_id\n")
 execute_process(COMMAND "${CMAKE_COMMAND}" -DPOSENC_SOURCE_DIR=${root} -P "${CMAKE_CURRENT_LIST_DIR}/check_docs.cmake"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(all "${out}${err}")
@@ -38,13 +40,16 @@ foreach(expect
     "docs/a.md:9: link target sub/b.md does not exist"
     "README.md:1: --target gone"
     "README.md:1: absent.cpp is not in examples/"
-    "examples/long.cpp: 42 lines of code (limit 40")
+    "examples/long.cpp: 42 lines of code (limit 40"
+    "docs/performance/b.md:1: the page id must be {#perf-b}"
+    "docs/performance/b.md: anchor other: a section's anchor starts with its page's id (perf-b-...)"
+    "docs/performance/b.md: anchor perf-b-Bad_id: ids are lower-case words joined by '-'")
   string(FIND "${all}" "${expect}" pos)
   if(pos EQUAL -1)
     message(FATAL_ERROR "check_docs.cmake did not report: ${expect}\nIt said:\n${all}")
   endif()
 endforeach()
-foreach(clean "page-a:" "shape_error" "error.hpp>" "[tag]" "short-x" "BM_rk4" "--target short" "examples/short.cpp:" "a.md does not" "example.org")
+foreach(clean "ref a:" "docs/a.md:1:" "perf-b-ok" "shape_error" "error.hpp>" "[tag]" "short-x" "BM_rk4" "--target short" "examples/short.cpp:" "a.md does not" "example.org")
   string(FIND "${all}" "${clean}" pos)
   if(NOT pos EQUAL -1)
     message(FATAL_ERROR "check_docs.cmake reported a valid reference (${clean}):\n${all}")
