@@ -68,7 +68,7 @@ class BinaryDistribution(Distribution):
 
 setup(
     name="posenc",
-    version="0.1.0",
+    version="0.2.0",
     description="posenc's positional encodings (FLOATER, RoPE family, ALiBi, sinusoidal, TUPE, T5 buckets, Toeplitz) "
                 "as PyTorch operators",
     license="MIT",

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 # The version lives in include/posenc/version.hpp; every other place that states it must agree:
-# project(VERSION) (parsed from the header), CHANGELOG.md, the vcpkg port, the Conan recipe (which
-# reads the header), the pkg-config template. Run with cmake -P:
+# project(VERSION) (parsed from the header), CHANGELOG.md (a dated section, not "Unreleased"), the
+# vcpkg port, the Conan recipe (which reads the header), the pkg-config template, the Python
+# package (python/setup.py), the site header (Doxygen's PROJECT_NUMBER from the project), and every
+# `find_package(posenc X.Y` and `posenc/X.Y.Z` in README.md and docs/*.md. Run with cmake -P:
 #   -DSOURCE_DIR=<posenc source> -DVERSION=<project version>
 cmake_minimum_required(VERSION 3.24)
 set(errors "")
@@ -35,7 +37,41 @@ file(READ "${SOURCE_DIR}/cmake/posenc-core.pc.in" pc)
 if(NOT pc MATCHES "Version: @PROJECT_VERSION@")
   string(APPEND errors "  cmake/posenc-core.pc.in does not take its version from the project\n")
 endif()
+if(log MATCHES "\n## \\[${vre}\\][^\n]*Unreleased")
+  string(APPEND errors "  CHANGELOG.md: the '## [${VERSION}]' section is marked Unreleased (it needs its date)\n")
+elseif(NOT log MATCHES "\n## \\[${vre}\\] [^\n0-9]*[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]\n")
+  string(APPEND errors "  CHANGELOG.md: the '## [${VERSION}]' heading has no release date (## [${VERSION}] – YYYY-MM-DD)\n")
+endif()
+file(READ "${SOURCE_DIR}/python/setup.py" setup)
+string(REGEX MATCH "\n    version=\"([^\"]*)\"" _ "${setup}")
+if(NOT CMAKE_MATCH_1 STREQUAL VERSION)
+  string(APPEND errors "  python/setup.py says version=\"${CMAKE_MATCH_1}\"\n")
+endif()
+file(READ "${SOURCE_DIR}/docs/Doxyfile.in" doxyfile)
+if(NOT doxyfile MATCHES "\nPROJECT_NUMBER[ \t]*=[ \t]*@PROJECT_VERSION@\n")
+  string(APPEND errors "  docs/Doxyfile.in: PROJECT_NUMBER (the site header) does not take the project's version\n")
+endif()
+# Versions in the prose: what a consumer copies must name this release.
+string(REGEX MATCH "^[0-9]+\\.[0-9]+" major_minor "${VERSION}")
+file(GLOB_RECURSE pages RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/docs/*.md")
+foreach(p README.md ${pages})
+  file(READ "${SOURCE_DIR}/${p}" text)
+  string(REGEX MATCHALL "find_package\\(posenc [0-9.]+" fps "${text}")
+  foreach(f IN LISTS fps)
+    string(REGEX REPLACE "^find_package\\(posenc " "" v "${f}")
+    if(NOT v STREQUAL major_minor AND NOT v STREQUAL VERSION)
+      string(APPEND errors "  ${p}: '${f}' (expected ${major_minor} or ${VERSION})\n")
+    endif()
+  endforeach()
+  string(REGEX MATCHALL "posenc/[0-9]+\\.[0-9]+\\.[0-9]+" refs "${text}")
+  foreach(r IN LISTS refs)
+    if(NOT r STREQUAL "posenc/${VERSION}")
+      string(APPEND errors "  ${p}: '${r}' (expected posenc/${VERSION})\n")
+    endif()
+  endforeach()
+endforeach()
 if(errors)
   message(FATAL_ERROR "version ${VERSION} is not stated consistently:\n${errors}")
 endif()
-message(STATUS "version ${VERSION} consistent across version.hpp, CMake, CHANGELOG, Conan, vcpkg, pkg-config")
+message(STATUS "version ${VERSION} consistent across version.hpp, CMake, CHANGELOG, Conan, vcpkg, pkg-config, "
+               "Python, the site header, README and docs")
