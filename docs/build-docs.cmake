@@ -8,12 +8,13 @@ cmake_minimum_required(VERSION 3.24)
 string(REPLACE "|" ";" PROGRAMS "${PROGRAMS}")
 
 # ---- pictures from the examples -----------------------------------------------------------------
-# Each PNG an example writes is available to \image as <example>-<file>.png, and also as <file>.png
+# Each PNG or SVG an example writes is available to \image as <example>-<file>, and also as <file>
 # when no other example writes a file of that name (an ambiguous name is left out, so a page that
 # uses it fails instead of showing the wrong picture).
 file(REMOVE_RECURSE "${IMAGE_DIR}" "${OUT_DIR}/html" "${OUT_DIR}/run")
 file(MAKE_DIRECTORY "${IMAGE_DIR}")
 set(made "")
+set(figures "")
 set(ambiguous "")
 foreach(p IN LISTS PROGRAMS)
   get_filename_component(name "${p}" NAME)
@@ -24,10 +25,15 @@ foreach(p IN LISTS PROGRAMS)
     message(FATAL_ERROR "example ${name} failed (exit ${rc}); the docs need its pictures:\n${out}")
   endif()
   file(GLOB_RECURSE pngs RELATIVE "${dir}" "${dir}/*.png")
-  foreach(png IN LISTS pngs)
+  file(GLOB_RECURSE svgs RELATIVE "${dir}" "${dir}/*.svg")
+  foreach(png IN LISTS pngs svgs)
     get_filename_component(base "${png}" NAME)
     file(COPY_FILE "${dir}/${png}" "${IMAGE_DIR}/${name}-${base}")
-    list(APPEND made "${name}-${base}")
+    if(base MATCHES "\\.png$")
+      list(APPEND made "${name}-${base}")
+    else()
+      list(APPEND figures "${name}-${base}")
+    endif()
     if(base IN_LIST ambiguous)
       continue()
     elseif(EXISTS "${IMAGE_DIR}/${base}")
@@ -40,6 +46,7 @@ foreach(p IN LISTS PROGRAMS)
 endforeach()
 list(LENGTH made n)
 message(STATUS "pictures from the examples (${n}): ${made}")
+message(STATUS "figures from the examples: ${figures}")
 # The PNG writer compresses (posenc/io/deflate.hpp): each picture's size against what the same
 # image took with stored (uncompressed) deflate blocks, the writer's former output: 8-byte
 # signature, IHDR and IEND chunks, one 12-byte chunk frame per MiB of IDAT, and a zlib stream of

@@ -10,6 +10,13 @@ given time to typeset, and the rendered page is checked. A page fails on
   - a broken image, a resource (script, style sheet, font, image) that failed to load,
   - a dead internal link (a missing file, or an #anchor that the target page does not have).
   - a backslash in a typeset formula (TeX shown as text, as \\_ inside \\text{}).
+  - a command-line flag whose '--' became an en dash ("–no-build-isolation": Doxygen's
+    typography outside code).
+Every figure a page shows as SVG (\\image html x.svg) is opened on its own and must be a chart
+that shows its data: per panel (<g class="plot">) a plot area, tick labels and a label on both
+axes, a legend entry per series, no two series drawn alike, and the plotted data spanning the
+plot area (>= 90% of its width, >= 5% of its height, nothing outside it). The figures are
+written by examples/figures/svg_plot.hpp, which uses these class names.
 Text inside code (pre, code, .fragment, source listings) is not checked for these patterns.
 Screenshots of the pages named with --screenshot are written to --shots.
 
@@ -53,6 +60,7 @@ PAGE_CHECK_JS = r"""
     [/Math Processing Error/, 'MathJax processing error'],
     [/(^|\n)[ \t]*\|[^\n]*\|[ \t]*(\n|$)/, 'a line of | cells in the text (a Markdown table that did not render)'],
     [/\|\s*:?-{3,}:?\s*\|/, 'Markdown table separator in the text'],
+    [/(^|[\s(\[])\u2013[A-Za-z]/, 'a command-line flag shown with an en dash (-- outside code)'],
   ];
   // Text is checked per block (a paragraph, list item, cell), so patterns split across inline
   // elements (e.g. ** around a <code>) are still seen.
@@ -85,10 +93,61 @@ PAGE_CHECK_JS = r"""
   }
   const ids = [...document.querySelectorAll('[id]')].map(e => e.id)
       .concat([...document.querySelectorAll('a[name]')].map(e => e.getAttribute('name')));
+  const figures = [...document.querySelectorAll('div.image object[data], div.image img[src]')]
+      .map(e => e.tagName === 'OBJECT' ? e.data : e.src).filter(u => /\.svg$/i.test(u));
   const formulas = document.querySelectorAll('script[type^="math/tex"]').length;
   const rendered = document.querySelectorAll('span.MathJax').length;
-  return JSON.stringify({problems, links, ids, formulas, rendered, title: document.title,
+  return JSON.stringify({problems, links, ids, formulas, rendered, figures, title: document.title,
                          mathjaxErrors: window.__posencMathJaxErrors || []});
+})()
+"""
+
+# Runs in an SVG figure opened on its own: what keeps a reader from reading the data.
+FIGURE_CHECK_JS = r"""
+(() => {
+  const out = [];
+  const plots = [...document.querySelectorAll('g.plot')];
+  if (!plots.length) return ['no chart (<g class="plot">): a figure needs axes with ticks and a legend'];
+  for (const p of plots) {
+    const t = p.getAttribute('data-title') || 'panel';
+    const area = p.querySelector('rect.plot-area');
+    if (!area) { out.push(t + ': no plot area (rect.plot-area)'); continue; }
+    const a = area.getBBox();
+    const series = [...p.querySelectorAll('g.series')];
+    const lines = p.querySelectorAll('.reference').length;
+    const entries = p.querySelectorAll('g.legend-entry').length;
+    if (!series.length) out.push(t + ': no data series');
+    if (entries !== series.length + lines)
+      out.push(`${t}: ${entries} legend entries for ${series.length + lines} series and reference lines`);
+    for (const ax of ['x', 'y']) {
+      const n = p.querySelectorAll(`.axis.${ax} .tick-label`).length;
+      if (n < 2) out.push(`${t}: ${n} tick labels on the ${ax} axis (at least 2)`);
+      const label = p.querySelector(`.axis.${ax} .axis-label`);
+      if (!label || !label.textContent.trim()) out.push(`${t}: the ${ax} axis has no label`);
+    }
+    const styles = new Map();
+    let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    for (const s of series) {
+      const line = s.querySelector('polyline, path');
+      if (!line) { out.push(`${t}: series ${s.dataset.name} draws nothing`); continue; }
+      const style = line.getAttribute('stroke') + '|' + (line.getAttribute('stroke-dasharray') || '');
+      if (styles.has(style)) out.push(`${t}: series ${styles.get(style)} and ${s.dataset.name} are drawn alike`);
+      styles.set(style, s.dataset.name);
+      const b = line.getBBox();
+      x0 = Math.min(x0, b.x); x1 = Math.max(x1, b.x + b.width);
+      y0 = Math.min(y0, b.y); y1 = Math.max(y1, b.y + b.height);
+    }
+    if (!series.length) continue;
+    const tol = 1.5;
+    if (x0 < a.x - tol || x1 > a.x + a.width + tol || y0 < a.y - tol || y1 > a.y + a.height + tol)
+      out.push(`${t}: data outside the plot area (data x ${x0.toFixed(0)}..${x1.toFixed(0)}, y ${y0.toFixed(0)}..${y1.toFixed(0)};` +
+               ` area x ${a.x}..${a.x + a.width}, y ${a.y}..${a.y + a.height})`);
+    if (x1 - x0 < 0.9 * a.width)
+      out.push(`${t}: the data spans ${(100 * (x1 - x0) / a.width).toFixed(1)}% of the plot area's width (at least 90%)`);
+    if (y1 - y0 < 0.05 * a.height)
+      out.push(`${t}: the data spans ${(100 * (y1 - y0) / a.height).toFixed(1)}% of the plot area's height (at least 5%)`);
+  }
+  return out;
 })()
 """
 
@@ -317,6 +376,8 @@ def check(args, root):
             counts["rendered"] += res["rendered"]
             ids[name] = set(res["ids"])
             links[name] = res["links"]
+            for f in res["figures"]:
+                figures.setdefault(f, []).append(name)
             if page_problems:
                 problems[name] = page_problems
         if name in args.screenshot and args.shots:
@@ -352,12 +413,31 @@ def check(args, root):
         except Exception as e:
             failures.append(str(e))
 
+    figures = {}  # figure URL -> the pages that show it
+
+    def check_figures():
+        session = browser.new_tab()
+        for url, shown_on in sorted(figures.items()):
+            path = pathlib.Path(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
+            if not path.exists():
+                continue  # reported as a dead link
+            browser.drain(session)
+            browser.call("Page.navigate", session, url=url)
+            browser.wait_event(session, "Page.loadEventFired", [])
+            for p in evaluate(session, FIGURE_CHECK_JS) or []:
+                for page in shown_on:
+                    problems.setdefault(page, []).append(f"figure {path.name}: {p}")
+
     try:
         workers = [threading.Thread(target=worker) for _ in range(max(1, args.tabs))]
         for w in workers:
             w.start()
         for w in workers:
             w.join()
+        try:
+            check_figures()
+        except Exception as e:
+            failures.append(f"figures: {e}")
     finally:
         browser.close()
     if failures:
@@ -409,6 +489,8 @@ PIXEL = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQV
 SELF_TEST_PAGES = {
     # page: (body, the problems that must be reported (substrings); none for the good page)
     "good.html": ('<h1 id="top">Good</h1><p>\\(\\tfrac{1}{2} + \\operatorname{tr} A\\)</p>'
+                  '<p>Dormand\u2013Prince, 0\u20134096, <code>--flag</code></p>'
+                  '<div class="image"><object type="image/svg+xml" data="chart.svg"></object></div>'
                   '<p><b><code>backprop(dL_dP)</code></b> and \\[x^2\\]</p><table><tr><td>a</td><td>b</td></tr></table>'
                   '<p><img src="pixel.png" alt="pixel"> <a href="leaked.html#here">link</a></p>', []),
     "tex_error.html": ("<p>\\(\\undefinedmacro x\\)</p>", ["MathJax error"]),
@@ -419,6 +501,34 @@ SELF_TEST_PAGES = {
     "links.html": ('<p><a href="nowhere.html">a</a> <a href="good.html#nope">b</a></p>', ["dead link", "dead anchor"]),
     "untypeset.html": ("<p>the rule \\(x^2\\) without MathJax</p>", ["TeX not typeset"]),
     "backslash.html": ("<p>\\(\\text{num\\_buckets}\\)</p>", ["backslash in a typeset formula"]),
+    "dash.html": ("<p>rebuild with pip install \u2013no-build-isolation ./python</p>", ["flag shown with an en dash"]),
+    "figure.html": ('<div class="image"><object type="image/svg+xml" data="squeezed.svg"></object></div>'
+                    '<div class="image"><object type="image/svg+xml" data="bare.svg"></object></div>',
+                    ["squeezed.svg: p: the data spans", "squeezed.svg: p: 1 legend entries for 2",
+                     "squeezed.svg: p: series a and b are drawn alike", "squeezed.svg: p: 0 tick labels on the x axis",
+                     "bare.svg: no chart"]),
+}
+
+
+def _chart(points_a, points_b, stroke_b="#0072b2", legend=2, xticks=2):
+    ticks = "".join(f'<text class="tick-label" x="{10 + 40 * i}" y="115">{i}</text>' for i in range(xticks))
+    entries = "".join(f'<g class="legend-entry" data-name="s{i}"><text>s{i}</text></g>' for i in range(legend))
+    return ('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="130"><g class="plot" data-title="p">'
+            '<rect class="plot-area" x="10" y="10" width="100" height="100" fill="none" stroke="black"/>'
+            f'<g class="axis x">{ticks}<text class="axis-label">x (units)</text></g>'
+            '<g class="axis y"><text class="tick-label">0</text><text class="tick-label">1</text>'
+            '<text class="axis-label">y (units)</text></g>'
+            f'<g class="series" data-name="a"><polyline fill="none" stroke="#000" points="{points_a}"/></g>'
+            f'<g class="series" data-name="b"><polyline fill="none" stroke="{stroke_b}" points="{points_b}"/></g>'
+            f'<g class="legend">{entries}</g></g></svg>')
+
+
+# chart.svg is sound; squeezed.svg has its data in the first pixels (x scaled by sample index),
+# one legend entry for two series, both series alike and no x tick labels; bare.svg is no chart.
+SELF_TEST_FIGURES = {
+    "chart.svg": _chart("10,110 60,60 110,10", "10,100 110,90"),
+    "squeezed.svg": _chart("10,110 11,60 12,10", "10,100 13,90", stroke_b="#000", legend=1, xticks=0),
+    "bare.svg": '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><polyline points="0,0 1,1"/></svg>',
 }
 
 
@@ -431,6 +541,8 @@ def self_test(args):
         site = pathlib.Path(tmp)
         (site / "mathjax").symlink_to(mathjax, target_is_directory=True)
         (site / "pixel.png").write_bytes(PIXEL)
+        for name, svg in SELF_TEST_FIGURES.items():
+            (site / name).write_text(svg, encoding="utf-8")
         for name, (body, _) in SELF_TEST_PAGES.items():
             script = "" if name == "untypeset.html" else MATHJAX_TAG
             (site / name).write_text(SELF_TEST_HEAD.format(name=name, script=script) + body + "</body></html>",
