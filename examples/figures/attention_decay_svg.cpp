@@ -22,7 +22,7 @@ int main() {
   const auto m = posenc::alibi::slopes(8);
   const auto tab = posenc::alibi::bias_table<double>(m, dmax + 1, dmax + 1);
   figure::panel a{"ALiBi bias, 8 heads", {"distance i - j (positions)", 0, dmax, false, {0, 16, 32, 48, 64}},
-                  {"bias added to the score", -32, 0, false, {-32, -24, -16, -8, 0}}, {}};
+                  {"bias added to the score", -32, 0, false, {-32, -24, -16, -8, 0}}, {}, {}, 0.02, 0.6};
   const char* heads[] = {"head 1 (m = 1/2)", "head 2 (m = 1/4)", "head 4 (m = 1/16)", "head 8 (m = 1/256)"};
   int c = 0;
   for (std::size_t h : {0u, 1u, 3u, 7u}) {
@@ -40,7 +40,7 @@ int main() {
   pr::apply_options o;
   o.xpos.enabled = true;
   figure::panel x{"xPos decay, head_dim 128, scale base 512", {"distance i - j (positions)", 0, xmax, false, {0, 1024, 2048, 3072, 4096}},
-                  {"factor on the score", 0, 1, false, {0, 0.25, 0.5, 0.75, 1}}, {}};
+                  {"factor on the score", 0, 1, false, {0, 0.25, 0.5, 0.75, 1}}, {}, {}, 0.5, 0.22};
   for (std::size_t k : {0u, 16u, 32u, 63u}) {
     figure::series s{"pair " + std::to_string(k), {}, {}};
     for (int d = 0; d <= xmax; d += 64) {

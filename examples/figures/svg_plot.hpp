@@ -38,6 +38,9 @@ struct panel {
   axis x, y;
   std::vector<series> data;
   std::vector<reference_line> lines{};
+  /// Where the legend goes: beside the plot area (legend_x < 0), or inside it with its top-left
+  /// corner at these fractions of the plot area's width and height (a corner the data leaves free).
+  double legend_x = -1, legend_y = 0;
 };
 
 namespace detail {
@@ -74,7 +77,8 @@ inline std::string marker(int m, double x, double y, const char* colour) {
 inline std::string svg(const std::vector<panel>& panels, int pw = 420, int ph = 260) {
   using detail::fmt;
   const int left = 70, top = 34, bottom = 52, legend_w = 190, gap = 24;
-  const int panel_w = left + pw + 16 + legend_w + gap, height = top + ph + bottom;
+  const bool beside = !panels.empty() && panels[0].legend_x < 0;  // the first panel decides for all
+  const int panel_w = left + pw + (beside ? 16 + legend_w : 0) + gap, height = top + ph + bottom;
   std::string s = fmt("<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' viewBox='0 0 %d %d' "
                       "font-family='sans-serif' font-size='12'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
                       panel_w * static_cast<int>(panels.size()), height, panel_w * static_cast<int>(panels.size()), height);
@@ -120,10 +124,11 @@ inline std::string svg(const std::vector<panel>& panels, int pw = 420, int ph = 
     s += fmt("<text class='axis-label' x='%.1f' y='%.1f' text-anchor='middle' transform='rotate(-90 %.1f %.1f)'>",
              x0 - 52, y0 + ph / 2.0, x0 - 52, y0 + ph / 2.0) + detail::escape(p.y.label) + "</text>\n</g>\n";
     // the data
-    const double lx = x0 + pw + 16;
+    const bool inside = p.legend_x >= 0;
+    const double lx = inside ? x0 + p.legend_x * pw + 6 : x0 + pw + 16, ly0 = inside ? y0 + p.legend_y * ph : y0;
     int entry = 0;
     auto legend_entry = [&](const std::string& name, const char* colour, const char* dash, int m) {
-      const double ly = y0 + 8 + 20.0 * entry++;
+      const double ly = ly0 + 8 + 20.0 * entry++;
       std::string e = "<g class='legend-entry' data-name='" + detail::escape(name) + "'>";
       e += fmt("<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='%s' stroke-width='2' stroke-dasharray='%s'/>", lx, lx + 30,
                ly, ly, colour, dash);
@@ -131,6 +136,9 @@ inline std::string svg(const std::vector<panel>& panels, int pw = 420, int ph = 
       return e + fmt("<text x='%.1f' y='%.1f'>", lx + 36, ly + 4) + detail::escape(name) + "</text></g>\n";
     };
     std::string legend = "<g class='legend'>\n";
+    if (inside)  // a white box under the entries, so grid lines do not run through the text
+      legend += fmt("<rect x='%.1f' y='%.1f' width='%d' height='%.1f' fill='white' stroke='#bbb'/>\n", lx - 6, ly0 - 4,
+                    legend_w - 30, 20.0 * static_cast<double>(p.data.size() + p.lines.size()) + 4);
     for (std::size_t k = 0; k < p.data.size(); ++k) {
       const series& d = p.data[k];
       if (d.x.size() != d.y.size() || d.x.empty()) throw std::invalid_argument("figure::svg: series " + d.name + " has no or unequal x and y");
