@@ -13,13 +13,15 @@
   sum the gradients in another order, so bitwise equality is not expected; the model runs in
   float64 because in float32 the small, cancelling attention-projection gradients of an untrained
   model (norm ~1e-6) turn that reordering into up to ~1.5e-5 relative, which would hide a real
-  fault behind a loose tolerance; in float64 the differences are rounding only.
+  fault behind a loose tolerance. Measured in float64: gradients 1.2e-14, parameters 2.4e-16,
+  losses 1.2e-7 (transformers' loss takes the logits to float32). Tensor parallel (float32):
+  outputs 1.9e-7, gradients 1.4e-7, losses equal.
 
 References: the single process (the same ops, the same seeds, the whole batch), itself checked
 against transformers and float64 in the other test files.
 
 Cost: one spawn per world size runs every scenario (the workers import torch and transformers
-once); the whole file takes ~40 s on 2 loaded cores.
+once): 42 s of CPU in all (user + sys), 88 s wall on the 2 shared cores at load 11.
 """
 import datetime
 import os
