@@ -237,10 +237,33 @@ def cp_dtensor_worker(rank, ws, mesh):
     inv = dyn.inv_freq
     by_offsets = posenc.rope(qb, inv, offsets=torch.arange(B) * 5)
     by_positions = posenc.rope(qb, inv, position_ids=torch.arange(B) + 7)
+    # the other shardings with their tensors alongside, each shard-local
+    rot = posenc.RotaryEmbedding(llama_rope_config())
+    slopes = posenc.alibi_slopes(H)
+    _, _, _, _, _, scores = inputs()
+
+    def shard(t, d):
+        return DTensor.from_local(t.chunk(ws, dim=d)[rank], mesh, [Shard(d)])
+
+    with CommDebugMode() as cm2:
+        other = {
+            "ragged_tokens": posenc.rope(shard(q[0].transpose(0, 1).contiguous(), 0), rot.inv_freq,
+                                         position_ids=shard(pos[0], 0)),  # [T, H, D], position_ids [T]
+            "rotate_rows": posenc.apply_rotary(shard(q.transpose(1, 2).reshape(B, S, H * D), 1),
+                                               positions=shard(pos[0].double() * 0.5, 0), head_dim=D),
+            "axes_ragged": posenc.axes_rope(shard(q[0].transpose(0, 1).contiguous(), 0), shard(pos3[:, 0], 1),
+                                            mrot.freqs, mrot.axis, layout=mrot.layout),
+            "alibi_batch": posenc.alibi_add(shard(scores, 0), slopes, q_offsets=shard(torch.arange(B) + 1, 0),
+                                            causal_mask=True),
+            "cos_seq": rot.cos_sin(shard(pos, 1))[0],
+        }
     return {"collectives": {str(c): n for c, n in cm.get_comm_counts().items()},
             "placements": [tuple(repr(p) for p in t.placements) for t in (qr, kr, ax)],
             "q": qr.full_tensor(), "k": kr.full_tensor(), "axes": ax.full_tensor(),
-            "by_offsets": by_offsets.full_tensor(), "by_positions": by_positions.full_tensor()}
+            "by_offsets": by_offsets.full_tensor(), "by_positions": by_positions.full_tensor(),
+            "other_collectives": cm2.get_total_counts(),
+            "other_placements": {n: tuple(repr(p) for p in t.placements) for n, t in other.items()},
+            "other": {n: t.full_tensor() for n, t in other.items()}}
 
 
 # ---- DDP and FSDP2 ------------------------------------------------------------------------------------
@@ -418,18 +441,36 @@ def test_context_parallel_slices_equal_unsharded_bitwise(runs, single, ws):
 
 
 @pytest.mark.parametrize("ws", WORLD_SIZES)
-def test_context_parallel_dtensor_dynamic_rule(runs, ws):
+def test_dtensor_shardings_along_batch_sequence_tokens(runs, ws):
     _, pos, pos3, q, k, _ = inputs()
     dyn = posenc.RotaryEmbedding(llama_rope_config("dynamic"))
     assert dyn.depends_on_seq_len and int(pos.max()) + 1 > 16  # the scaled frequencies are in use
     qr, kr = dyn(q, k, position_ids=pos)
     mrot = posenc.MultiAxisRotaryEmbedding(qwen2_vl_config())
     ax = posenc.axes_rope(q, pos3, mrot.freqs, mrot.axis, layout=mrot.layout)
+    rot = posenc.RotaryEmbedding(llama_rope_config())
+    scores = inputs()[5]
+    other = {  # the same ops on whole tensors
+        "ragged_tokens": posenc.rope(q[0].transpose(0, 1), rot.inv_freq, position_ids=pos[0]),
+        "rotate_rows": posenc.apply_rotary(q.transpose(1, 2).reshape(B, S, H * D), positions=pos[0].double() * 0.5,
+                                           head_dim=D),
+        "axes_ragged": posenc.axes_rope(q[0].transpose(0, 1).contiguous(), pos3[:, 0], mrot.freqs, mrot.axis,
+                                        layout=mrot.layout),
+        "alibi_batch": posenc.alibi_add(scores, posenc.alibi_slopes(H), q_offsets=torch.arange(B) + 1,
+                                        causal_mask=True),
+        "cos_seq": rot.cos_sin(pos)[0],
+    }
     for r in runs[ws]:
         c = r["cp_dtensor"]
         assert torch.equal(c["q"], qr) and torch.equal(c["k"], kr) and torch.equal(c["axes"], ax)
         assert c["placements"] == [("Shard(dim=2)",)] * 3
         assert torch.equal(c["by_offsets"], posenc.rope(q[:, :, :B], dyn.inv_freq, offsets=torch.arange(B) * 5))
+        assert c["other_collectives"] == 0
+        assert c["other_placements"] == {"ragged_tokens": ("Shard(dim=0)",), "rotate_rows": ("Shard(dim=1)",),
+                                         "axes_ragged": ("Shard(dim=0)",), "alibi_batch": ("Shard(dim=0)",),
+                                         "cos_seq": ("Shard(dim=1)",)}
+        for n, t in other.items():
+            assert torch.equal(c["other"][n], t), n
         assert torch.equal(c["by_positions"], posenc.rope(q[:, :, :B], dyn.inv_freq, position_ids=torch.arange(B) + 7))
         # the only collective: the positions gathered once for the frequencies of q and k (seq_len =
         # the global max + 1); the rotations themselves run shard-local
