@@ -21,7 +21,7 @@ References: the single process (the same ops, the same seeds, the whole batch), 
 against transformers and float64 in the other test files.
 
 Cost: one spawn per world size runs every scenario (the workers import torch and transformers
-once): 42 s of CPU in all (user + sys), 88 s wall on the 2 shared cores at load 11.
+once): 44 s of CPU in all (user + sys), 82-179 s wall on the 2 shared cores at load 9-13.
 """
 import datetime
 import os
@@ -256,6 +256,8 @@ def cp_dtensor_worker(rank, ws, mesh):
             "alibi_batch": posenc.alibi_add(shard(scores, 0), slopes, q_offsets=shard(torch.arange(B) + 1, 0),
                                             causal_mask=True),
             "cos_seq": rot.cos_sin(shard(pos, 1))[0],
+            "rotate_batch": posenc.apply_rotary(shard(q.transpose(1, 2).reshape(B, S, H * D), 0), head_dim=D),
+            "axes_batch": posenc.axes_rope(shard(q, 0), shard(pos3, 1), mrot.freqs, mrot.axis, layout=mrot.layout),
         }
     return {"collectives": {str(c): n for c, n in cm.get_comm_counts().items()},
             "placements": [tuple(repr(p) for p in t.placements) for t in (qr, kr, ax)],
@@ -459,6 +461,8 @@ def test_dtensor_shardings_along_batch_sequence_tokens(runs, ws):
         "alibi_batch": posenc.alibi_add(scores, posenc.alibi_slopes(H), q_offsets=torch.arange(B) + 1,
                                         causal_mask=True),
         "cos_seq": rot.cos_sin(pos)[0],
+        "rotate_batch": posenc.apply_rotary(q.transpose(1, 2).reshape(B, S, H * D), head_dim=D),
+        "axes_batch": ax,
     }
     for r in runs[ws]:
         c = r["cp_dtensor"]
@@ -468,7 +472,8 @@ def test_dtensor_shardings_along_batch_sequence_tokens(runs, ws):
         assert c["other_collectives"] == 0
         assert c["other_placements"] == {"ragged_tokens": ("Shard(dim=0)",), "rotate_rows": ("Shard(dim=1)",),
                                          "axes_ragged": ("Shard(dim=0)",), "alibi_batch": ("Shard(dim=0)",),
-                                         "cos_seq": ("Shard(dim=1)",)}
+                                         "cos_seq": ("Shard(dim=1)",), "rotate_batch": ("Shard(dim=0)",),
+                                         "axes_batch": ("Shard(dim=0)",)}
         for n, t in other.items():
             assert torch.equal(c["other"][n], t), n
         assert torch.equal(c["by_positions"], posenc.rope(q[:, :, :B], dyn.inv_freq, position_ids=torch.arange(B) + 7))
