@@ -21,7 +21,7 @@ References: the single process (the same ops, the same seeds, the whole batch), 
 against transformers and float64 in the other test files.
 
 Cost: one spawn per world size runs every scenario (the workers import torch and transformers
-once): 44 s of CPU in all (user + sys), 82-179 s wall on the 2 shared cores at load 9-13.
+once): 41-44 s of CPU in all (user + sys), 74-179 s wall on the 2 shared cores at load 8-13.
 """
 import datetime
 import os
@@ -138,6 +138,7 @@ def tp_ops(attn, x, pos, pos3, mesh=None):
         posenc.axes_rope_(qa, pos3, mrot.freqs, mrot.axis, layout=mrot.layout)
         out["axes_"] = qa
         scores = on_heads(local(out["rope_q"]) @ local(out["rope_k"]).transpose(-1, -2))
+        res_scores = scores
         out["alibi"] = posenc.alibi_add(scores, slopes, causal_mask=True)
         out["alibi_off"] = posenc.alibi_add(scores, slopes, q_offsets=torch.arange(B) + 2, form="symmetric")
         sc = scores.detach().clone()
@@ -146,7 +147,7 @@ def tp_ops(attn, x, pos, pos3, mesh=None):
         out["alibi_bias"] = posenc.alibi_bias(sl, S, S, causal_mask=True, dtype=torch.float32)
         out["cos"], out["sin"] = rot.cos_sin(pos_b)
         out["axes_cos"], _ = mrot.cos_sin(pos3_b)
-    res = {"q": q, "k": k}
+    res = {"q": q, "k": k, "scores": res_scores}
     if mesh is not None:
         res["collectives"] = cm.get_total_counts()
         res["placements"] = {n: tuple(repr(p) for p in t.placements) for n, t in out.items()}
@@ -162,7 +163,7 @@ def tp_ops(attn, x, pos, pos3, mesh=None):
         return t.full_tensor() if mesh is not None else t
 
     res.update({n: full(t).detach() for n, t in out.items()})
-    res["q"], res["k"] = full(q).detach(), full(k).detach()
+    res["q"], res["k"], res["scores"] = full(q).detach(), full(k).detach(), full(res_scores).detach()
     res["loss"] = loss.detach()
     res["grads"] = {n: full(p.grad) for n, p in attn.named_parameters()}
     return res
@@ -418,6 +419,19 @@ def test_tensor_parallel_equals_single_process(runs, single, ws):
         assert torch.equal(tp["rope__q"], qr) and torch.equal(tp["rope__k"], kr)
         assert torch.equal(tp["rope_bshd"], qr.transpose(1, 2))
         assert torch.equal(tp["rope_ragged"], qr[0].transpose(0, 1))
+        assert torch.equal(tp["rope_offsets"], posenc.rope(tp["q"], rot.inv_freq, offsets=torch.arange(B) * 3))
+        flat_q = tp["q"].transpose(1, 2).reshape(B, S, H * D)  # what the projections gave, gathered
+        flat_k = tp["k"].transpose(1, 2).reshape(B, S, H * D)
+        assert torch.equal(tp["rotate"], posenc.apply_rotary(flat_q, head_dim=D))
+        assert torch.equal(tp["rotate_"], posenc.apply_rotary(flat_k, head_dim=D, layout="half"))
+        mrot = posenc.MultiAxisRotaryEmbedding(qwen2_vl_config())
+        ax = posenc.axes_rope(tp["q"], pos3, mrot.freqs, mrot.axis, layout=mrot.layout)
+        assert torch.equal(tp["axes"], ax) and torch.equal(tp["axes_"], ax)
+        slopes = posenc.alibi_slopes(H)
+        assert torch.equal(tp["alibi"], posenc.alibi_add(tp["scores"], slopes, causal_mask=True))
+        assert torch.equal(tp["alibi_"], posenc.alibi_add(tp["scores"], slopes))
+        assert torch.equal(tp["alibi_off"], posenc.alibi_add(tp["scores"], slopes, q_offsets=torch.arange(B) + 2,
+                                                             form="symmetric"))
         assert torch.equal(tp["alibi_bias"], ref["alibi_bias"]) and torch.equal(tp["cos"], ref["cos"])
         assert torch.equal(tp["axes_cos"], ref["axes_cos"])
         # and everything to the single process within 1e-6: the projections' local matmuls may round
