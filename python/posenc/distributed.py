@@ -73,12 +73,6 @@ def _opt(t, placement):
     return None if t is None else placement
 
 
-def _out(name):
-    """Output placements for an op that returns a tensor, none for the in-place form (returns ())."""
-    inplace = name.endswith("_")
-    return lambda p: [] if inplace else [p]
-
-
 # ---- RoPE from frequencies: rope, rope_ ---------------------------------------------------------------
 
 def _rope_strategies(x, position_ids, cu_seqlens, offsets, inplace):
