@@ -20,6 +20,8 @@ functions and ``torch.nn.Module``\\ s:
 * :func:`relative_position_bucket`, :func:`t5_bias` -- T5 buckets and the bucketed bias.
 * :func:`toeplitz_matmul` -- B X for a Toeplitz B by FFT.
 * :mod:`posenc.transformers` -- ``patch_rotary(model)``: posenc's RoPE in a transformers model.
+* :mod:`posenc.distributed` -- sharding rules of the ops for DTensors (tensor / context parallel),
+  imported by the functions above the first time they see a DTensor.
 
 Bad input raises ``ValueError`` (shape, device, layout, contiguity, value range, config) or
 ``TypeError`` (dtype) with posenc's message.

@@ -1,5 +1,6 @@
 """autograd.Functions and nn.Modules over torch.ops.posenc.* (see the package docstring)."""
 import math
+import sys
 from typing import Optional, Sequence, Tuple, Union
 
 import torch
@@ -14,6 +15,16 @@ _ACTIVATIONS = {
     "softplus": nn.Softplus,
     "identity": nn.Identity,
 }
+
+
+def _on_mesh(x, *tensors):
+    """`tensors` as they are, or, when x is a DTensor, the plain ones replicated on its mesh (posenc's
+    sharding rules, posenc.distributed, are registered then: its import is not paid otherwise)."""
+    dt = sys.modules.get("torch.distributed.tensor")
+    if dt is None or not isinstance(x, dt.DTensor):
+        return tensors
+    from . import distributed
+    return distributed.on_mesh_of(x, tensors)
 
 
 def _compiling():
@@ -202,7 +213,8 @@ def apply_rotary(x: torch.Tensor, positions: Optional[torch.Tensor] = None, head
     """RoPE: the rotated copy of x [..., L, heads * head_dim]; row i at position
     first_position + i * position_step (or positions[i]); head_dim 0 = the whole row is one head;
     rotary_dim 0 = head_dim. Differentiable (twice, too)."""
-    return _P.rope_rotate(x, *_rope_opts(positions, head_dim, rotary_dim, layout, base, first_position, position_step))
+    opts = _rope_opts(positions, head_dim, rotary_dim, layout, base, first_position, position_step)
+    return _P.rope_rotate(x, *_on_mesh(x, opts[0]), *opts[1:])
 
 
 def apply_rotary_(x: torch.Tensor, positions: Optional[torch.Tensor] = None, head_dim: int = 0, rotary_dim: int = 0,
@@ -210,6 +222,7 @@ def apply_rotary_(x: torch.Tensor, positions: Optional[torch.Tensor] = None, hea
                   position_step: float = 1.0) -> torch.Tensor:
     """RoPE applied to x in place (x must be contiguous); recorded by autograd when x needs grad."""
     opts = _rope_opts(positions, head_dim, rotary_dim, layout, base, first_position, position_step)
+    opts = _on_mesh(x, opts[0]) + opts[1:]
     if torch.is_grad_enabled() and x.requires_grad:
         return x.copy_(_P.rope_rotate(x, *opts))  # recorded by autograd (the rotation saves nothing of x)
     _P.rope_rotate_(x, *opts)
@@ -257,6 +270,7 @@ def rope(x: torch.Tensor, inv_freq: torch.Tensor, attention_factor: float = 1.0,
     channels of each head turn); cos/sin scaled by attention_factor. Differentiable
     (any order: the backward is the transposed rotation, the same op)."""
     v, p, c, o = _rope_args(x, position_ids, cu_seqlens, offsets, qk_layout)
+    inv_freq, p, c, o = _on_mesh(x, inv_freq, p, c, o)
     y = _P.rope(v, inv_freq, float(attention_factor), p, c, o, layout, bool(key), False, *_xpos_args(xpos))
     return y.transpose(1, 2) if x.dim() == 4 and qk_layout == "bshd" else y
 
@@ -271,6 +285,7 @@ def rope_(x: torch.Tensor, inv_freq: torch.Tensor, attention_factor: float = 1.0
         return x.copy_(rope(x, inv_freq, attention_factor, position_ids, cu_seqlens, offsets, layout, key, qk_layout,
                             xpos))
     v, p, c, o = _rope_args(x, position_ids, cu_seqlens, offsets, qk_layout)
+    inv_freq, p, c, o = _on_mesh(x, inv_freq, p, c, o)
     _P.rope_(v, inv_freq, float(attention_factor), p, c, o, layout, bool(key), False, *_xpos_args(xpos))
     return x
 
@@ -297,6 +312,7 @@ def alibi_add(scores: torch.Tensor, slopes: torch.Tensor, q_offsets: Optional[to
     None: k_len - q_len, the queries are the last keys). Differentiable in scores (out of place)."""
     if q_offsets is not None:
         q_offsets = q_offsets.contiguous()
+    slopes, q_offsets = _on_mesh(scores, slopes, q_offsets)
     if inplace and not (torch.is_grad_enabled() and scores.requires_grad):
         _P.alibi_add_(scores, slopes, q_offsets, form, bool(causal_mask))
         return scores

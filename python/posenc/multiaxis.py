@@ -11,6 +11,7 @@ import json
 import torch
 from torch import nn
 
+from ._ops import _on_mesh
 from .rotary import config_json
 
 _P = torch.ops.posenc
@@ -24,18 +25,20 @@ def axes_cos_sin(position_ids, freqs, axis, attention_factor: float = 1.0, dtype
                  duplicated: bool = True):
     """(cos, sin), each [*position_ids.shape[1:], width]: attention_factor * cos/sin of
     position_ids[axis[k]] * omega_k; width 2 * pairs in HF's [c | c] layout (duplicated) or pairs."""
+    freqs, axis = _on_mesh(position_ids, freqs, axis)
     return _P.axes_cos_sin(_ids(position_ids), freqs, axis, float(attention_factor), dtype, bool(duplicated))
 
 
 def axes_rope(x, position_ids, freqs, axis, attention_factor: float = 1.0, layout: str = "half"):
     """The rotated copy of x [B, H, S, D] (position_ids [A, B, S] or [A, S]) or ragged [T, H, D]
     (position_ids [A, T]). Differentiable: the backward is the inverse rotation (negated positions)."""
-    return _P.axes_rope(x, _ids(position_ids), freqs, axis, float(attention_factor), layout, False)
+    ids, freqs, axis = _on_mesh(x, _ids(position_ids), freqs, axis)
+    return _P.axes_rope(x, ids, freqs, axis, float(attention_factor), layout, False)
 
 
 def axes_rope_(x, position_ids, freqs, axis, attention_factor: float = 1.0, layout: str = "half"):
     """axes_rope in place (x's head_dim contiguous); recorded by autograd when x needs grad."""
-    ids = _ids(position_ids)
+    ids, freqs, axis = _on_mesh(x, _ids(position_ids), freqs, axis)
     if torch.is_grad_enabled() and x.requires_grad:
         return x.copy_(_P.axes_rope(x, ids, freqs, axis, float(attention_factor), layout, False))
     _P.axes_rope_(x, ids, freqs, axis, float(attention_factor), layout, False)

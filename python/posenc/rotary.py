@@ -129,4 +129,5 @@ class RotaryEmbedding(nn.Module):
     def cos_sin(self, position_ids, dtype=torch.float32):
         """(cos, sin), each [*position_ids.shape, rotary_dim] in HF's [c | c] layout (what
         transformers' rotary embeddings return), exact and rounded once to dtype."""
-        return _P.rope_cos_sin(position_ids, self._freqs(position_ids), self.attention_factor, dtype)
+        return _P.rope_cos_sin(position_ids, *_ops._on_mesh(position_ids, self._freqs(position_ids)),
+                               self.attention_factor, dtype)

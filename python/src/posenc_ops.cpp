@@ -1602,13 +1602,21 @@ struct AlibiAddFn : torch::autograd::Function<AlibiAddFn> {
                                const optional_tensors& q_offsets, const std::string& form, bool causal_mask) {
     ctx->saved_data["q_offsets"] = q_offsets.a;
     ctx->saved_data["causal_mask"] = causal_mask;
+    if (causal_mask && !plain_eager({&scores, &slopes})) ctx->saved_data["slopes"] = slopes;
     at::AutoDispatchBelowADInplaceOrView guard;
     return {op_handle<decltype(alibi_add)>("posenc::alibi_add").call(scores, slopes, q_offsets.a, form, causal_mask)};
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto& d = ctx->saved_data;
     Tensor g = grads[0];
-    if (d["causal_mask"].toBool()) {
+    if (d["causal_mask"].toBool() && d.count("slopes")) {
+      // a tensor subclass (DTensor, ...): the mask from the op itself (-inf where masked, 0 elsewhere
+      // with zero slopes), so that every tensor is of g's kind and no plain tensor meets it
+      Tensor masked = op_handle<decltype(alibi_add)>("posenc::alibi_add")
+                          .call(at::zeros_like(g), at::zeros_like(d["slopes"].toTensor()),
+                                d["q_offsets"].toOptional<Tensor>(), "relative", true);
+      g = g.masked_fill(masked.isinf(), 0);
+    } else if (d["causal_mask"].toBool()) {
       // the masked entries (key after query) are -inf whatever the scores: zero gradient there
       const int64_t Lq = g.size(2), Lk = g.size(3);
       auto off = d["q_offsets"].toOptional<Tensor>();
