@@ -316,3 +316,26 @@ def test_errors_name_the_argument():
         L.QwenEmbedRope()((1, 4, 4))
     with pytest.raises(ValueError, match="AxesRope: model: expected one of"):
         posenc.AxesRope("grid3d")
+
+
+# ---- the example ---------------------------------------------------------------------------------
+
+EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "diffusion_rope.py")
+PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "diffusion-vision-rope.md")
+
+
+def test_page_quotes_the_example():
+    import re
+
+    src = open(EXAMPLE).read()
+    assert src in re.findall(r"```python\n(.*?)```", open(PAGE).read(), flags=re.S)
+
+
+def test_example_runs(capsys):
+    import re
+
+    exec(compile(open(EXAMPLE).read(), EXAMPLE, "exec"), {"__name__": "__example__"})
+    out = capsys.readouterr().out.splitlines()
+    m = re.match(r"FLUX: 4608 tokens, max \|posenc - diffusers' formula\| = (\S+)$", out[0])
+    assert m and float(m.group(1)) <= 2.0 ** -20  # |q| < 8: float32's two products and a sum, 2^-23 |q| each
+    assert out[1] == "Wan: 32760 tokens, the last at (frame, row, column) (20, 29, 51)"
