@@ -21,6 +21,17 @@ What a user would otherwise run, written as they would write it:
                 torch.compile, and a torch copy of q and k into buffers of the same size;
                 posenc's side: rotary::apply_inplace on q and k (half layout, finite check on)
                 and its memcpy of the same bytes (BM_rope_dense / BM_copy);
+* multiaxis  -- multi-axis RoPE in place on q and k of the models' real sizes, f32 and bf16:
+                FLUX.1 at 1024 x 1024 (4608 tokens, 24 heads) and Wan 2.1 1.3B at 480p, 81 frames
+                (32760 tokens, 12 heads), q and k [B, S, H, D], with diffusers 0.42's apply code
+                (apply_rotary_emb; Wan's processor's own function), and Qwen2.5-VL-7B's M-RoPE
+                (q 28 heads, k 4, 4096 tokens with a 1288-token image) with transformers'
+                apply_rotary_pos_emb, eager and under torch.compile (tables computed once, not
+                timed); posenc's side is timed in this process: torch.ops.posenc.axes_rope_ through
+                posenc.layouts.AxesRope / MultiAxisRotaryEmbedding (the [B, S, H, D] tensors as
+                transposed views), beside the in-place floor of the same run, q.mul_(1) and
+                k.mul_(1) (the same bytes read and written by torch); needs posenc's package
+                (pip install ./python) and diffusers on the path for the FLUX / Wan rows;
 * ggml       -- ggml's CPU RoPE (ggml_rope_ext_inplace, the call llama.cpp makes) on the same q and
                 k, in ggml's two layouts (NORMAL = interleaved pairs, NEOX = half layout) and its two
                 float types (f32, f16), from the ggml-python package (bench/peers/install-ggml.sh
@@ -69,6 +80,7 @@ the pinned venv of scripts/torch-venv.sh (torch, transformers, torchdiffeq, nump
     py="$(scripts/torch-venv.sh)/bin/python"
     "$py" bench/peers/peers.py --bench-dir build/bench/bench                        # everything
     "$py" bench/peers/peers.py --only rope --rope-shape 1 4 512 128 --reps 3        # one section, small
+    PYTHONPATH=<diffusers> "$py" bench/peers/peers.py --only multiaxis --configs 1x1 --reps 3  # needs posenc's package
     "$(bench/peers/install-ggml.sh)/bin/python" bench/peers/peers.py --only ggml --bench-dir build/bench/bench
 
 or with Debian's torch 1.13 (python3-torch, python3-scipy and torchdiffeq; no transformers and
@@ -542,6 +554,135 @@ def rope(args):
         del q, k, q2, k2, cos, sin
 
 
+# ---- multi-axis RoPE: FLUX, Wan (diffusers) and Qwen2.5-VL's M-RoPE (transformers) ------------
+
+def multiaxis(args):
+    """posenc's multi-axis rotation in place (torch.ops.posenc.axes_rope_, posenc.layouts) on q and k
+    of the models' real sizes, beside the peers' own apply code (eager and torch.compile, their
+    cos/sin tables computed once and not timed, as the models do once per forward) and the in-place
+    floor of the same run: q.mul_(1) and k.mul_(1), the same bytes read and written by torch."""
+    try:
+        import posenc
+        from posenc import layouts
+    except ImportError as e:
+        print("  multiaxis: posenc's Python package is not importable here (%s): no rows" % e, flush=True)
+        return
+    cases = []
+    try:
+        from diffusers.models.embeddings import apply_rotary_emb
+    except ImportError as e:
+        print("  multiaxis: diffusers is not importable here (%s): no FLUX / Wan rows" % e, flush=True)
+    else:
+        # FLUX.1 at 1024 x 1024: 512 + 64 x 64 tokens, 24 heads of 128, q and k [B, S, H, D] (its
+        # attention processor's layout; diffusers' apply_rotary_emb with sequence_dim=1)
+        ids = layouts.flux_ids(512, 64, 64)
+        flux = layouts.FluxPosEmbed(10000, [16, 56, 56])
+        cs = flux(ids)
+
+        def flux_peer(q, k, cs=cs):
+            return apply_rotary_emb(q, cs, sequence_dim=1), apply_rotary_emb(k, cs, sequence_dim=1)
+
+        cases.append(("flux", "FLUX.1 1024x1024 q,k [1,4608,24,128] bshd", (1, 4608, 24, 128), ids.t().contiguous(),
+                      layouts.AxesRope("flux"), flux_peer, "diffusers apply_rotary_emb"))
+        # Wan 2.1 T2V 1.3B at 480 x 832, 81 frames: 21 x 30 x 52 = 32760 tokens, 12 heads of 128, q and k
+        # [B, S, H, D]; WanAttnProcessor's apply_rotary_emb (a local function there, written out here)
+        wan = layouts.WanRotaryPosEmbed(128, (1, 2, 2), 1024)
+        wc, ws = wan(torch.zeros(1, 1, 21, 60, 104))
+
+        def wan_apply(x, fc=wc, fs=ws):
+            x1, x2 = x.unflatten(-1, (-1, 2)).unbind(-1)
+            cos, sin = fc[..., 0::2], fs[..., 1::2]
+            out = torch.empty_like(x)
+            out[..., 0::2] = x1 * cos - x2 * sin
+            out[..., 1::2] = x1 * sin + x2 * cos
+            return out.type_as(x)
+
+        cases.append(("wan", "Wan 2.1 480p 81 frames q,k [1,32760,12,128] bshd", (1, 32760, 12, 128),
+                      wan.positions(21, 60, 104), layouts.AxesRope("wan", [128]),
+                      lambda q, k: (wan_apply(q), wan_apply(k)), "diffusers Wan apply_rotary_emb"))
+    try:
+        from transformers import AutoConfig
+        from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import Qwen2_5_VLRotaryEmbedding
+        from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import apply_rotary_pos_emb as qwen_apply
+    except ImportError as e:
+        print("  multiaxis: transformers' Qwen2.5-VL is not importable here (%s): no M-RoPE rows" % e, flush=True)
+    else:
+        # Qwen2.5-VL-7B's text model: 28 heads of 128 (q; k has 4), M-RoPE sections (16, 24, 24), theta
+        # 1e6; a prompt of 4096 tokens: text, a 1288-token image (grid 1 x 46 x 112), text
+        cfg = AutoConfig.for_model("qwen2_5_vl", text_config=dict(
+            hidden_size=3584, num_attention_heads=28, num_key_value_heads=4, rope_parameters=dict(
+                rope_type="default", rope_theta=1000000.0, mrope_section=[16, 24, 24])))
+        tt = (torch.arange(4096) >= 100) & (torch.arange(4096) < 100 + 1288)
+        pos, _ = posenc.get_rope_index(tt.long()[None], torch.tensor([[1, 46, 112]]))
+        rot = posenc.MultiAxisRotaryEmbedding(cfg)
+        hf_rot = Qwen2_5_VLRotaryEmbedding(cfg.text_config)
+
+        def qwen_peer(q, k):
+            return qwen_apply(q, k, *qwen_cs[q.dtype])
+
+        qwen_cs = {}
+        cases.append(("qwen2_5_vl", "Qwen2.5-VL M-RoPE q [1,28,4096,128], k [1,4,4096,128]", None, pos,
+                      rot, qwen_peer, "transformers apply_rotary_pos_emb"))
+
+    for key, name, shape, pos, rope, peer, peer_name in cases:
+        if key not in args.multiaxis_cases:
+            continue
+        for dt_name, dt, tol in (("f32", torch.float32, 2.0 ** -20), ("bf16", torch.bfloat16, 2.0 ** -6)):
+            case = "%s, %s" % (name, dt_name)
+            torch.manual_seed(0)
+            if shape is None:  # Qwen2.5-VL: [B, H, S, D], GQA
+                q, k = torch.randn(1, 28, 4096, 128).to(dt), torch.randn(1, 4, 4096, 128).to(dt)
+                with torch.no_grad():
+                    qwen_cs[dt] = hf_rot(q, pos)
+                view = lambda x: x  # noqa: E731
+            else:
+                q, k = torch.randn(*shape).to(dt), torch.randn(*shape).to(dt)
+                view = lambda x: x.transpose(1, 2)  # noqa: E731  [B, S, H, D] -> [B, H, S, D] view
+            nbytes = 2 * (q.numel() + k.numel()) * q.element_size()
+            # the check: the peer's and posenc's outputs against posenc's rotation in float64
+            with torch.no_grad():
+                ref = [view(rope(view(x.double()), None, pos)[0]) for x in (q, k)]
+                outs = peer(q, k)
+                err = max(float((o.double() - r).abs().max() / x.abs().max()) for o, r, x in zip(outs, ref, (q, k)))
+                # transformers forms Qwen's angles p omega in float32: off by up to ~2 p 2^-24 rad
+                # (diffusers' tables are posenc's, bit for bit: the FLUX / Wan peers get posenc's bound)
+                ptol = tol + (float(pos.max()) * 2.0 ** -22 if key == "qwen2_5_vl" else 0.0)
+                check("multiaxis", case, peer_name, err, ptol, "max |peer - float64 rotation| / max |x|")
+                q2, k2 = q.clone(), k.clone()
+                rope.apply_(view(q2), view(k2), pos)
+                err = max(float((o.double() - r).abs().max() / x.abs().max()) for o, r, x in zip((q2, k2), ref, (q, k)))
+                check("multiaxis", case, "posenc axes_rope_", err, tol, "max |posenc - float64 rotation| / max |x|")
+                del ref, outs, q2, k2
+
+            def posenc_inplace():
+                rope.apply_(view(q), view(k), pos)
+
+            def floor():
+                q.mul_(1)
+                k.mul_(1)
+
+            t_posenc = median_time(posenc_inplace, args.reps, warmup=1)
+            t_floor = median_time(floor, args.reps, warmup=1)
+            with torch.no_grad():
+                for pname, timing in (
+                        (peer_name, median_time(lambda: peer(q, k), args.reps, warmup=1)),
+                        ("torch q.mul_(1), k.mul_(1) (in-place floor)", t_floor)):
+                    row("multiaxis", case + " (%.0f MB moved)" % (nbytes / 1e6), pname, timing)
+                    ROWS[-1]["posenc_s"] = t_posenc[0]
+                if HAVE_COMPILE and not args.no_compile:
+                    make = compiled("multiaxis %s %s" % (key, dt_name), lambda: peer(q, k))
+                    row("multiaxis", case + " (%.0f MB moved)" % (nbytes / 1e6), peer_name + " torch.compile",
+                        median_time(None, args.reps, warmup=1, make=make))
+                    ROWS[-1]["posenc_s"] = t_posenc[0]
+                    _compiled.clear()
+                    torch._dynamo.reset()
+            NOTES.append(dict(text="multiaxis %s: posenc in place %.3f ms / in-place floor %.3f ms = %.2f× "
+                              "(%.0f MB read and written)" % (case, t_posenc[0] * 1e3, t_floor[0] * 1e3,
+                                                             t_posenc[0] / t_floor[0], nbytes / 1e6),
+                              section="multiaxis", num=None, den=None))
+            del q, k
+
+
 # ---- ggml's CPU RoPE --------------------------------------------------------------------------
 
 def ggml(args):
@@ -769,7 +910,7 @@ def versions(args):
                "; ".join("%s %s" % kv for kv in v.items()), args.threads, ", ".join(args.configs), BLAS["name"]))
 
 
-SECTIONS = ["sinusoidal", "floater", "tupe", "rope", "ggml", "toeplitz", "fft"]
+SECTIONS = ["sinusoidal", "floater", "tupe", "rope", "multiaxis", "ggml", "toeplitz", "fft"]
 
 
 def main():
@@ -786,6 +927,9 @@ def main():
                     help="L d pairs")
     ap.add_argument("--tupe-n", type=int, nargs="+", default=[512, 2048])
     ap.add_argument("--rope-shape", type=int, nargs=4, default=[1, 32, 4096, 128])
+    ap.add_argument("--no-compile", action="store_true", help="multiaxis: leave out the torch.compile rows")
+    ap.add_argument("--multiaxis-cases", nargs="+", choices=["flux", "wan", "qwen2_5_vl"],
+                    default=["flux", "wan", "qwen2_5_vl"], help="multiaxis: the models timed")
     ap.add_argument("--toeplitz-n", type=int, nargs="+", default=[512, 4096, 16384, 65536])
     ap.add_argument("--toeplitz-k", type=int, nargs="+", default=[1, 16, 64])
     ap.add_argument("--bench-dir", help="folder of posenc's bench_* programs: run them too and print ratios")
@@ -828,7 +972,8 @@ def main():
     if args.bench_dir:
         for s in args.only + (["tupe_blas"] if "tupe" in args.only else []):
             rows = [r for r in ROWS if r["section"] == s and r["posenc"]]
-            filters = [r["posenc"] for r in rows] + [f for n in NOTES if n["section"] == s for f in (n["num"], n["den"])]
+            filters = [r["posenc"] for r in rows] + [f for n in NOTES if n["section"] == s and n["num"]
+                                                     for f in (n["num"], n["den"])]
             if not filters:
                 continue
             times = posenc_times(args, s, filters)
@@ -848,6 +993,9 @@ def main():
             "%.3f" % (p * 1e3) if p else "—", "%.2f×" % (r["peer_s"] / p) if p else "—"))
     notes = []
     for n in NOTES:
+        if n["num"] is None:  # measured in this process (multiaxis)
+            notes.append("- " + n["text"])
+            continue
         a, b = posenc.get(n["num"]), posenc.get(n["den"])
         if a and b:
             notes.append("- %s: %.3f / %.3f ms = %.2f× (`%s` / `%s`)" % (n["text"], a * 1e3, b * 1e3, a / b,

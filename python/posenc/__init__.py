@@ -14,6 +14,9 @@ functions and ``torch.nn.Module``\\ s:
 * :class:`MultiAxisRotaryEmbedding` -- M-RoPE of vision-language models (Qwen2-VL, Qwen2.5-VL,
   Qwen3-VL, GLM-4V, ERNIE 4.5-VL) from their config: multi-axis position_ids [3, B, S];
   :func:`axes_cos_sin`, :func:`axes_rope`, :func:`axes_rope_`, :func:`get_rope_index`.
+* :mod:`posenc.layouts` -- the multi-axis RoPE of diffusion transformers (FLUX, Wan 2.x,
+  HunyuanVideo, Qwen-Image) and vision encoders (Qwen-VL, Pixtral, Llama 4, DINOv3): exact
+  frequencies and positions, cos/sin in the peer's layout, :class:`AxesRope` to apply in place.
 * :func:`alibi_slopes`, :func:`alibi_bias`, :func:`alibi_add` -- ALiBi.
 * :func:`sinusoidal_table`, :func:`rope_tables`, :func:`apply_rotary`, :func:`apply_rotary_`.
 * :class:`TUPEPositionalBias` / :func:`tupe_bias` -- TUPE's untied positional term.
@@ -47,6 +50,8 @@ __all__ = [
     "axes_rope",
     "axes_rope_",
     "get_rope_index",
+    "AxesRope",
+    "layouts",
     "alibi_slopes",
     "alibi_bias",
     "alibi_add",
@@ -139,3 +144,5 @@ from ._ops import (  # noqa: E402
 )
 from .rotary import RotaryEmbedding, rope_frequencies  # noqa: E402
 from .multiaxis import MultiAxisRotaryEmbedding, axes_cos_sin, axes_rope, axes_rope_, get_rope_index  # noqa: E402
+from . import layouts  # noqa: E402
+from .layouts import AxesRope  # noqa: E402

@@ -199,3 +199,23 @@ def _axes_rope_(x, position_ids, freqs, axis, *args):
 def _get_rope_index(mm_token_type_ids, *args):
     B, S = mm_token_type_ids.shape
     return (torch.empty((3, B, S), dtype=torch.int64), torch.empty((B, 1), dtype=torch.int64))
+
+
+def _run_real(name, *args):
+    """The real op on its (non-tensor) arguments: the outputs' shapes depend on their values."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():
+        return getattr(torch.ops.posenc, name)(*args)
+
+
+@_fake("axes_layout_frequencies")
+def _axes_layout_frequencies(model, sizes=(), theta=0.0):
+    out = _run_real("axes_layout_frequencies", model, sizes, theta)
+    return tuple(torch.empty(t.shape, dtype=t.dtype) for t in out)
+
+
+@_fake("axes_layout_positions")
+def _axes_layout_positions(model, sizes=(), grids=()):
+    out = _run_real("axes_layout_positions", model, sizes, grids)
+    return [torch.empty(t.shape, dtype=t.dtype) for t in out]

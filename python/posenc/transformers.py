@@ -14,8 +14,10 @@ probe before anything is replaced):
   rotary_dim / 2 (Llama, Qwen3, Phi-3, Gemma 3, gpt-oss, SmolLM3, GLM-4.5, Qwen3-Next, Ministral 3,
   DeepSeek V3 / Kimi K2, ...; frequencies from posenc::rotary::load_config);
 * Llama 4's ``forward(x, position_ids) -> freqs_cis`` (complex64 [B, S, rotary_dim / 2]);
-* the M-RoPE text modules of Qwen2-VL, Qwen2.5-VL and Qwen3-VL: position_ids [3, B, S] (or [B, S]),
-  cos/sin [B, S, head_dim] with each pair at its axis' position (posenc::rotary::load_mrope_config);
+* the M-RoPE text modules of Qwen2-VL, Qwen2.5-VL, Qwen3-VL, GLM-4.1V, GLM-4.5V and ERNIE 4.5-VL:
+  position_ids [3, B, S] (or [B, S]), cos/sin [B, S, rotary_dim] with each pair at its axis'
+  position (posenc::rotary::load_mrope_config), in [c | c] or with each value twice in a row (GLM-4.1V,
+  ERNIE 4.5-VL), whichever the module returns;
 * their vision towers' axial 2-D RoPE (``rope_type`` "axial"): position_ids [N, 2] (h, w),
   cos/sin [N, head_dim] in float32; ``vision="keep"`` leaves every vision tower's module as
   transformers' (e.g. Pixtral's in Mistral 3, which posenc does not express and refuses otherwise).
@@ -33,7 +35,7 @@ from .rotary import RotaryEmbedding, config_json
 _P = torch.ops.posenc
 
 #: model types whose text rotary module is M-RoPE (position_ids [3, B, S]) and patch_rotary handles
-MROPE_MODEL_TYPES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe")
+MROPE_MODEL_TYPES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "glm4v", "glm4v_moe", "ernie4_5_vl_moe")
 
 
 def _text_config(model):
@@ -109,17 +111,27 @@ def _mrope_plan(name, mod, model):
         _fail(name, mod, "M-RoPE of model_type %r is not one patch_rotary knows (%s)"
               % (rot.model_type, ", ".join(MROPE_MODEL_TYPES)))
     ids = torch.tensor([[[3]], [[5]], [[7]]])
-    c0, _ = _probe(name, mod, torch.zeros(1), ids)
-    c1, _ = rot.cos_sin(ids)
-    if c0.shape != c1.shape or not torch.allclose(c0, c1, atol=1e-6):
-        _fail(name, mod, "its cos/sin of shape %s at positions (3, 5, 7) differ from posenc's M-RoPE %s of shape %s"
-              % (tuple(c0.shape), rot.model_type, tuple(c1.shape)))
+    c0, _ = _probe(name, mod, torch.zeros(1, dtype=torch.float64), ids)
+    cp, _ = rot.cos_sin(ids, dtype=torch.float64, duplicated=False)
+    # [c | c] (Qwen-VL, GLM-4.5V) or each value twice in a row (GLM-4.1V, ERNIE 4.5-VL)
+    forms = {False: torch.cat([cp, cp], -1), True: cp.repeat_interleave(2, -1)}
+    pairwise = next((k for k, c1 in forms.items() if c0.shape == c1.shape and torch.allclose(c0.double(), c1, atol=1e-6)),
+                    None)
+    if pairwise is None:
+        _fail(name, mod, "its cos/sin of shape %s at positions (3, 5, 7) differ from posenc's M-RoPE %s of shape %s "
+              "([c | c] and each value twice in a row)" % (tuple(c0.shape), rot.model_type, tuple(forms[False].shape)))
+    fixed = None if c0.dtype == torch.float64 else c0.dtype  # ERNIE 4.5-VL's are float32 whatever x is
 
     def forward(self, x, position_ids, **kwargs):
         p = position_ids.to("cpu")
         if p.dim() == 2:
             p = p.expand(3, -1, -1)
-        c, s = rot.cos_sin(p, dtype=x.dtype)
+        dtype = fixed or x.dtype
+        if pairwise:
+            c, s = rot.cos_sin(p, dtype=dtype, duplicated=False)
+            c, s = c.repeat_interleave(2, -1), s.repeat_interleave(2, -1)
+        else:
+            c, s = rot.cos_sin(p, dtype=dtype)
         return c.to(x.device), s.to(x.device)
 
     return forward, rot

@@ -1902,3 +1902,200 @@ TORCH_LIBRARY_IMPL(posenc, Autograd, m) {
   m.impl("toeplitz_matmul", TORCH_FN(toeplitz_matmul_autograd));
   m.impl("toeplitz_correlate", TORCH_FN(toeplitz_correlate_autograd));
 }
+
+// ---- multi-axis RoPE layouts of diffusion transformers and vision encoders ------------------------
+//
+// The frequencies and int64 positions of rotary/diffusion.hpp and rotary/vision.hpp by model name,
+// for torch.ops.posenc.axes_cos_sin / axes_rope / axes_rope_ (python/posenc/layouts.py). Neither
+// op has a tensor input: both are CompositeExplicitAutograd, their fake kernels run them for real.
+
+namespace {
+
+constexpr const char* kLayoutFreqModels =
+    "'nd', 'flux', 'wan', 'hunyuan_video', 'qwen_image', 'qwen_vl_vision', 'pixtral_vision', 'llama4_vision' or "
+    "'dinov3'";
+constexpr const char* kLayoutPosModels =
+    "'flux', 'grid3d', 'wan', 'hunyuan_video', 'qwen_image', 'qwen_vl_vision', 'qwen2_5_vl_window', "
+    "'pixtral_vision', 'llama4_vision' or 'dinov3'";
+
+std::vector<std::size_t> layout_sizes(const std::vector<int64_t>& v, const char* op, const char* name) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    TORCH_CHECK_VALUE(v[i] >= 0, "posenc: ", op, ": ", name, "[", i, "]: expected a size >= 0, got ", v[i]);
+    out.push_back(static_cast<std::size_t>(v[i]));
+  }
+  return out;
+}
+
+void layout_arity(const std::string& model, const std::vector<int64_t>& v, std::size_t lo, std::size_t hi,
+                  const char* meaning, const char* op, const char* name) {
+  TORCH_CHECK_VALUE(v.size() >= lo && v.size() <= hi, "posenc: ", op, ": ", name, ": expected ", meaning, " for model '",
+                    model, "', got ", v.size(), " values");
+}
+
+Tensor layout_ids(const std::vector<std::int64_t>& ids, int64_t rows) {
+  const auto n = static_cast<int64_t>(ids.size()) / rows;
+  Tensor t = at::empty({rows, n}, at::TensorOptions().dtype(at::kLong));
+  if (!ids.empty()) std::memcpy(t.data_ptr<int64_t>(), ids.data(), sizeof(std::int64_t) * ids.size());
+  return t;
+}
+
+std::vector<posenc::rotary::vision_grid> layout_grids(const std::vector<int64_t>& g, const char* op) {
+  TORCH_CHECK_VALUE(g.size() % 3 == 0 && !g.empty(), "posenc: ", op,
+                    ": grids: expected (t, h, w) triples, flattened (a multiple of 3 values, at least 3), got ",
+                    g.size(), " values");
+  std::vector<posenc::rotary::vision_grid> out;
+  for (std::size_t i = 0; i < g.size(); i += 3) out.push_back({g[i], g[i + 1], g[i + 2]});
+  return out;
+}
+
+/// (freqs float64 [pairs, 2, 3], axis int64 [pairs]) of a model's multi-axis RoPE (the exact
+/// frequencies of rotary/diffusion.hpp, rotary/vision.hpp). sizes: 'nd' axes_dim; 'flux',
+/// 'hunyuan_video', 'qwen_image' axes_dim (empty: the model's (16, 56, 56)); 'wan',
+/// 'qwen_vl_vision', 'pixtral_vision', 'llama4_vision' [head_dim] (the last two may be empty: 64,
+/// 88); 'dinov3' [head_dim, grid_h, grid_w]. theta 0: the model's default.
+std::tuple<Tensor, Tensor> axes_layout_frequencies(const std::string& model, const std::vector<int64_t>& sizes,
+                                                   double theta) {
+  constexpr const char* op = "axes_layout_frequencies";
+  namespace rt = posenc::rotary;
+  const auto s = layout_sizes(sizes, op, "sizes");
+  const auto th = [&](double d) { return theta == 0.0 ? d : theta; };
+  const auto f = guarded([&]() -> rt::axis_frequencies {
+    if (model == "nd") {
+      TORCH_CHECK_VALUE(theta != 0.0, "posenc: ", op, ": theta: expected a finite theta > 1 for model 'nd', got 0");
+      return rt::axes_nd(s, theta, "axes_layout_frequencies('nd')");
+    }
+    if (model == "flux" || model == "hunyuan_video" || model == "qwen_image") {
+      const std::array<std::size_t, 3> def{16, 56, 56};
+      const std::span<const std::size_t> dims = s.empty() ? std::span<const std::size_t>(def) : std::span(s);
+      if (model == "flux") return rt::flux_frequencies(dims, th(10000.0));
+      if (model == "hunyuan_video") return rt::hunyuan_video_frequencies(dims, th(256.0));
+      return rt::qwen_image_frequencies(dims, th(10000.0));
+    }
+    if (model == "wan" || model == "qwen_vl_vision") {
+      layout_arity(model, sizes, 1, 1, "[head_dim]", op, "sizes");
+      return model == "wan" ? rt::wan_frequencies(s[0], th(10000.0)) : rt::qwen_vl_vision_frequencies(s[0], th(10000.0));
+    }
+    if (model == "pixtral_vision" || model == "llama4_vision") {
+      layout_arity(model, sizes, 0, 1, "[head_dim] or []", op, "sizes");
+      const bool pix = model == "pixtral_vision";
+      const std::size_t d = s.empty() ? (pix ? 64 : 88) : s[0];
+      return pix ? rt::pixtral_vision_frequencies(d, th(10000.0)) : rt::llama4_vision_frequencies(d, th(10000.0));
+    }
+    if (model == "dinov3") {
+      layout_arity(model, sizes, 3, 3, "[head_dim, grid_h, grid_w]", op, "sizes");
+      return rt::dinov3_frequencies(s[0], s[1], s[2], th(100.0));
+    }
+    TORCH_CHECK_VALUE(false, "posenc: ", op, ": model: expected ", kLayoutFreqModels, ", got '", model, "'");
+    return {};
+  });
+  const auto pairs = static_cast<int64_t>(f.freqs.inv_freq.size());
+  Tensor freqs = at::zeros({pairs, 2, kWideParts}, at::TensorOptions().dtype(at::kDouble));
+  Tensor axis = at::empty({pairs}, at::TensorOptions().dtype(at::kLong));
+  double* w = freqs.data_ptr<double>();
+  for (int64_t k = 0; k < pairs; ++k) {
+    const auto ku = static_cast<std::size_t>(k);
+    split_wide(f.freqs.inv_freq[ku], w + k * 2 * kWideParts);
+    if (!f.freqs.inv_freq_lo.empty()) split_wide(f.freqs.inv_freq_lo[ku], w + k * 2 * kWideParts + kWideParts);
+    axis.data_ptr<int64_t>()[k] = f.axis[ku];
+  }
+  return {freqs, axis};
+}
+
+/// A model's int64 positions [A, tokens] (rotary/diffusion.hpp, rotary/vision.hpp), as a list:
+///  'flux' sizes [text_tokens, height, width] (patches); 'grid3d' [frames, height, width];
+///  'wan' [latent_frames, latent_height, latent_width, (p_t, p_h, p_w, (max_seq_len))];
+///  'hunyuan_video' [latent_frames, latent_height, latent_width, (patch_size, (patch_size_t))];
+///  'qwen_image' [text_tokens, (scale_rope)] with grids (frames, height, width) per image: [image, text];
+///  'qwen_vl_vision' [(spatial_merge_size)] with grids (t, h, w); 'qwen2_5_vl_window'
+///  [(spatial_merge_size, (window_size, (patch_size)))] with grids: [window_index, cu_window_seqlens
+///  (int32), token_order]; 'pixtral_vision' grids (1, h, w); 'llama4_vision' [(side)];
+///  'dinov3' [grid_h, grid_w].
+std::vector<Tensor> axes_layout_positions(const std::string& model, const std::vector<int64_t>& sizes,
+                                          const std::vector<int64_t>& grids) {
+  constexpr const char* op = "axes_layout_positions";
+  namespace rt = posenc::rotary;
+  const auto s = layout_sizes(sizes, op, "sizes");
+  const bool takes_grids = model == "qwen_image" || model == "qwen_vl_vision" || model == "qwen2_5_vl_window" ||
+                           model == "pixtral_vision";
+  TORCH_CHECK_VALUE(takes_grids || grids.empty(), "posenc: ", op, ": grids: expected none for model '", model, "', got ",
+                    grids.size(), " values");
+  return guarded([&]() -> std::vector<Tensor> {
+    if (model == "flux") {
+      layout_arity(model, sizes, 3, 3, "[text_tokens, height, width]", op, "sizes");
+      return {layout_ids(rt::flux_positions(s[0], s[1], s[2]), 3)};
+    }
+    if (model == "grid3d") {
+      layout_arity(model, sizes, 3, 3, "[frames, height, width]", op, "sizes");
+      return {layout_ids(rt::grid_positions_3d(s[0], s[1], s[2]), 3)};
+    }
+    if (model == "wan") {
+      layout_arity(model, sizes, 3, 7, "[latent_frames, latent_height, latent_width] or with (p_t, p_h, p_w) and "
+                   "max_seq_len", op, "sizes");
+      TORCH_CHECK_VALUE(s.size() == 3 || s.size() >= 6, "posenc: ", op,
+                        ": sizes: expected the patch_size as three values (p_t, p_h, p_w), got ", s.size() - 3);
+      const std::array<std::size_t, 3> p = s.size() >= 6 ? std::array<std::size_t, 3>{s[3], s[4], s[5]}
+                                                          : std::array<std::size_t, 3>{1, 2, 2};
+      return {layout_ids(rt::wan_positions(s[0], s[1], s[2], p, s.size() == 7 ? s[6] : 1024), 3)};
+    }
+    if (model == "hunyuan_video") {
+      layout_arity(model, sizes, 3, 5, "[latent_frames, latent_height, latent_width, (patch_size, (patch_size_t))]", op,
+                   "sizes");
+      return {layout_ids(rt::hunyuan_video_positions(s[0], s[1], s[2], s.size() >= 4 ? s[3] : 2,
+                                                     s.size() >= 5 ? s[4] : 1),
+                         3)};
+    }
+    if (model == "qwen_image") {
+      layout_arity(model, sizes, 1, 2, "[text_tokens, (scale_rope)]", op, "sizes");
+      TORCH_CHECK_VALUE(grids.size() % 3 == 0, "posenc: ", op,
+                        ": grids: expected (frames, height, width) triples, flattened, got ", grids.size(), " values");
+      const auto g = layout_sizes(grids, op, "grids");
+      std::vector<rt::qwen_image_shape> shapes;
+      for (std::size_t i = 0; i < g.size(); i += 3) shapes.push_back({g[i], g[i + 1], g[i + 2]});
+      const auto ids = rt::qwen_image_positions(shapes, s[0], s.size() < 2 || s[1] != 0);
+      return {layout_ids(ids.image, 3), layout_ids(ids.text, 3)};
+    }
+    if (model == "qwen_vl_vision") {
+      layout_arity(model, sizes, 0, 1, "[(spatial_merge_size)]", op, "sizes");
+      return {layout_ids(rt::qwen_vl_vision_positions(layout_grids(grids, op), s.empty() ? 2 : s[0]), 2)};
+    }
+    if (model == "qwen2_5_vl_window") {
+      layout_arity(model, sizes, 0, 3, "[(spatial_merge_size, (window_size, (patch_size)))]", op, "sizes");
+      const auto o = rt::qwen2_5_vl_window_order(layout_grids(grids, op), s.size() >= 1 ? s[0] : 2,
+                                                 s.size() >= 2 ? s[1] : 112, s.size() >= 3 ? s[2] : 14);
+      Tensor wi = at::empty({static_cast<int64_t>(o.window_index.size())}, at::TensorOptions().dtype(at::kLong));
+      Tensor cu = at::empty({static_cast<int64_t>(o.cu_window_seqlens.size())}, at::TensorOptions().dtype(at::kInt));
+      Tensor to = at::empty({static_cast<int64_t>(o.token_order.size())}, at::TensorOptions().dtype(at::kLong));
+      std::copy(o.window_index.begin(), o.window_index.end(), wi.data_ptr<int64_t>());
+      std::copy(o.cu_window_seqlens.begin(), o.cu_window_seqlens.end(), cu.data_ptr<int32_t>());
+      std::copy(o.token_order.begin(), o.token_order.end(), to.data_ptr<int64_t>());
+      return {wi, cu, to};
+    }
+    if (model == "pixtral_vision") {
+      layout_arity(model, sizes, 0, 0, "none", op, "sizes");
+      return {layout_ids(rt::pixtral_vision_positions(layout_grids(grids, op)), 2)};
+    }
+    if (model == "llama4_vision") {
+      layout_arity(model, sizes, 0, 1, "[(side)]", op, "sizes");
+      return {layout_ids(rt::llama4_vision_positions(s.empty() ? 24 : s[0]), 2)};
+    }
+    if (model == "dinov3") {
+      layout_arity(model, sizes, 2, 2, "[grid_h, grid_w]", op, "sizes");
+      return {layout_ids(rt::dinov3_positions(s[0], s[1]), 2)};
+    }
+    TORCH_CHECK_VALUE(false, "posenc: ", op, ": model: expected ", kLayoutPosModels, ", got '", model, "'");
+    return {};
+  });
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(posenc, m) {
+  m.def("axes_layout_frequencies(str model, int[] sizes=[], float theta=0.0) -> (Tensor, Tensor)");
+  m.def("axes_layout_positions(str model, int[] sizes=[], int[] grids=[]) -> Tensor[]");
+}
+
+TORCH_LIBRARY_IMPL(posenc, CompositeExplicitAutograd, m) {
+  m.impl("axes_layout_frequencies", TORCH_FN(axes_layout_frequencies));
+  m.impl("axes_layout_positions", TORCH_FN(axes_layout_positions));
+}

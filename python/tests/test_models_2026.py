@@ -1,7 +1,7 @@
 """patch_rotary on tiny random models built from the rope fields of the real configs of 2026's open
 models (tests/rotary/hf/models, tests/rotary/mrope): Llama 4, SmolLM3, GLM-4.5, Qwen3-Next,
-Ministral 3, Kimi K2 (DeepSeek V3's architecture), Qwen2-VL, Qwen2.5-VL and Qwen3-VL (text + image
-+ video).
+Ministral 3, Kimi K2 (DeepSeek V3's architecture), Qwen2-VL, Qwen2.5-VL, Qwen3-VL, GLM-4.1V, GLM-4.5V
+and ERNIE 4.5-VL (text + image + video).
 
 Each model keeps its real rope fields (rope_theta, the scaling rule, head_dim, partial rotary,
 mrope_section, NoPE pattern, temperature tuning); sizes are tiny (2 layers, 2 heads, small experts
@@ -55,7 +55,16 @@ TEXT = {
                                                first_k_dense_replace=1, n_group=1, topk_group=1, n_shared_experts=1,
                                                num_key_value_heads=2)),
 }
-VL = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
+VL = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "glm4v_moe", "ernie4_5_vl_moe")
+# GLM-4.5V (glm4v_moe) has no config of its own in tests/rotary/mrope: its rope fields are GLM-4.1V's
+# (theta 10000, partial_rotary_factor 0.5, mrope_section [8, 12, 12], head_dim 128; transformers'
+# GLM-4.5V-style defaults agree, test_glm4v_moe_rope_fields_are_glm4v_ones)
+_VL_CONFIG = {"glm4v_moe": "glm4v"}
+_VL_EXTRA = {
+    "glm4v_moe": dict(n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=16, first_k_dense_replace=1,
+                      n_group=1, topk_group=1, n_shared_experts=1),
+    "ernie4_5_vl_moe": dict(moe_num_experts=4, moe_k=2, moe_intermediate_size=[16, 16], moe_layer_start_index=1),
+}
 _SIZES = {"model_type", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size",
           "max_window_layers", "layer_types", "intermediate_size", "vocab_size", "kv_lora_rank", "v_head_dim",
           "qk_nope_head_dim", "no_rope_layers"}
@@ -75,43 +84,54 @@ def text_model(key):
     return tf.AutoModelForCausalLM.from_config(cfg).eval()
 
 
-IMG, VID, VS, VE = 5, 6, 3, 4
+IMG, VID, VS, VE, VSV, VEV = 5, 6, 3, 4, 16, 17
 
 
 def vl_model(mt):
-    with open(os.path.join(MROPE, mt, "config.json")) as f:
+    with open(os.path.join(MROPE, _VL_CONFIG.get(mt, mt), "config.json")) as f:
         c = json.load(f)
     t = {k: v for k, v in c["text_config"].items()
          if k in ("rope_parameters", "head_dim", "max_position_embeddings", "rms_norm_eps")}
     t.update(COMMON)
-    t.update(hidden_size=256)
+    t.update(hidden_size=256, **_VL_EXTRA.get(mt, {}))
     vc = c["vision_config"]
     v = {k: vc[k] for k in ("rope_parameters", "patch_size", "temporal_patch_size", "spatial_merge_size", "in_channels",
-                            "hidden_act", "tokens_per_second") if k in vc}
+                            "hidden_act", "tokens_per_second", "temporal_merge_size") if k in vc}
     v.update(depth=1, hidden_size=32, num_heads=2, intermediate_size=32, out_hidden_size=256)
     if mt == "qwen2_vl":  # embed_dim is the tower's width, hidden_size the merger's output
         v.update(embed_dim=32, hidden_size=256, mlp_ratio=1)
         del v["intermediate_size"], v["out_hidden_size"]
     elif mt == "qwen2_5_vl":
         v.update(fullatt_block_indexes=[0], window_size=112)
-    else:
+    elif mt == "qwen3_vl":
         v.update(deepstack_visual_indexes=[0], num_position_embeddings=vc["num_position_embeddings"])
+    ids = dict(vision_start_token_id=VS, vision_end_token_id=VE) if mt.startswith("qwen") else dict(
+        image_start_token_id=VS, image_end_token_id=VE, video_start_token_id=VSV, video_end_token_id=VEV)
     cfg = tf.AutoConfig.for_model(mt, text_config=t, vision_config=v, image_token_id=IMG, video_token_id=VID,
-                                  vision_start_token_id=VS, vision_end_token_id=VE, tie_word_embeddings=False)
+                                  tie_word_embeddings=False, **ids)
     cfg._attn_implementation = "eager"
+    cfg._experts_implementation = "eager"
     torch.manual_seed(0)
     return tf.AutoModelForImageTextToText.from_config(cfg).eval()
 
 
 def vl_inputs(m, mt):
-    """Text, an image (grid 1 x 4 x 4: 4 merged tokens) and a video (2 x 4 x 4: 8 tokens; Qwen3-VL: two
-    frames of 4, each between vision start/end tokens as its processor writes them)."""
+    """Text, an image (grid 1 x 4 x 4: 4 merged tokens) and a video (2 x 4 x 4: 8 tokens; Qwen3-VL and
+    GLM: two frames of 4, each between start/end tokens as their processors write them; ERNIE 4.5-VL
+    merges the two temporal patches: 4 tokens)."""
     torch.manual_seed(1)
     vc = m.config.vision_config
-    row = vc.in_channels * vc.temporal_patch_size * vc.patch_size ** 2
-    seq = [7, 8, 9, VS] + [IMG] * 4 + [VE, 10, 11, VS]
-    seq += [VID] * 4 + [VE, 12, VS] + [VID] * 4 if mt == "qwen3_vl" else [VID] * 8
-    seq += [VE, 13, 14, 15]
+    row = vc.in_channels * getattr(vc, "temporal_patch_size", 1) * vc.patch_size ** 2
+    seq = [7, 8, 9, VS] + [IMG] * 4 + [VE, 10, 11]
+    if mt == "qwen3_vl":
+        seq += [VS] + [VID] * 4 + [VE, 12, VS] + [VID] * 4 + [VE]
+    elif mt.startswith("glm"):
+        seq += [VSV, VS] + [VID] * 4 + [VE, 12, VS] + [VID] * 4 + [VE, VEV]
+    elif mt == "ernie4_5_vl_moe":
+        seq += [VSV] + [VID] * 4 + [VEV]
+    else:
+        seq += [VS] + [VID] * 8 + [VE]
+    seq += [13, 14, 15]
     ids = torch.tensor([seq])
     kw = dict(input_ids=ids, mm_token_type_ids=(ids == IMG).long() + 2 * (ids == VID).long(),
               pixel_values=torch.randn(16, row), image_grid_thw=torch.tensor([[1, 4, 4]]),
@@ -119,6 +139,16 @@ def vl_inputs(m, mt):
     if mt == "qwen2_5_vl":
         kw["second_per_grid_ts"] = torch.tensor([1.0])
     return kw
+
+
+def vl_call(m, mt, kw):
+    """The model's logits on kw. GLM-4.1V/4.5V find both images' and videos' places by the image token
+    when given input_ids, so an image and a video go in together only as inputs_embeds (the video's
+    embedded video tokens mark its places)."""
+    kw = {k: v for k, v in kw.items() if k != "second_per_grid_ts" or mt == "qwen2_5_vl"}
+    if mt.startswith("glm"):
+        kw["inputs_embeds"] = m.get_input_embeddings()(kw.pop("input_ids"))
+    return m(**kw).logits
 
 
 def rel_diff(a, b):
@@ -256,19 +286,44 @@ def test_vl_get_rope_index_equals_transformers(vl):
 def test_vl_same_logits_with_image_and_video(vl):
     mt, m, kw = vl
     with torch.no_grad():
-        ref = m(**kw).logits
+        ref = vl_call(m, mt, kw)
         patch_rotary(m)
         try:
             names = [n for n, mod, _ in rotary_modules(m) if hasattr(mod, "posenc")]
             assert len(names) == 2, names  # the vision tower's axial RoPE and the text model's M-RoPE
             m.model.rope_deltas = None
-            got = m(**kw).logits
+            got = vl_call(m, mt, kw)
         finally:
             unpatch_rotary(m)
             m.model.rope_deltas = None
     d = rel_diff(got, ref)
     print("\n%s short: posenc vs transformers %.2e" % (mt, d))
     assert d <= SHORT_TOL, (mt, d)
+
+
+def test_vl_rotation_equals_the_models_apply_rotary_pos_emb(vl):
+    """MultiAxisRotaryEmbedding's rotation (its pair layout, partial rotary) against the model's own
+    apply_rotary_pos_emb with the text rotary module's cos/sin, float32 at positions < 64."""
+    import importlib
+
+    mt, m, kw = vl
+    mod = importlib.import_module(type(m).__module__)
+    rot = posenc.MultiAxisRotaryEmbedding(m.config)
+    torch.manual_seed(4)
+    pos = torch.randint(0, 64, (3, 2, 5))
+    q, k = torch.randn(2, 2, 5, rot.head_dim), torch.randn(2, 1, 5, rot.head_dim)
+    with torch.no_grad():
+        c, s = m.model.language_model.rotary_emb(q, pos)
+        wq, wk = mod.apply_rotary_pos_emb(q, k, c, s)
+    gq, gk = rot(q, k, position_ids=pos)
+    assert (gq - wq).abs().max() <= 1e-5 * q.abs().max() and (gk - wk).abs().max() <= 1e-5 * k.abs().max()
+
+
+def test_glm4v_moe_rope_fields_are_glm4v_ones():
+    with open(os.path.join(MROPE, "glm4v", "config.json")) as f:
+        rp = json.load(f)["text_config"]["rope_parameters"]
+    d = tf.AutoConfig.for_model("glm4v_moe").text_config.rope_parameters  # "GLM-4.5V style" defaults
+    assert (d["rope_theta"], d["partial_rotary_factor"]) == (rp["rope_theta"], rp["partial_rotary_factor"])
 
 
 def test_vl_text_model_closer_to_float64_at_long_positions(vl):

@@ -73,6 +73,8 @@ def opcheck_cases():
         "axes_rope ragged": (P.axes_rope, (rg(6, 4, 8), ids3[:, 0], afreqs[:, 0, 0].contiguous(), aaxis), {}),
         "axes_rope bf16": (P.axes_rope, (torch.randn(2, 4, 6, 8, dtype=torch.bfloat16), ids3, afreqs, aaxis), {}),
         "axes_rope_": (P.axes_rope_, (t(2, 4, 6, 8), ids3, afreqs, aaxis), {"attention_factor": 1.5}),
+        "axes_layout_frequencies": (P.axes_layout_frequencies, ("dinov3", [16, 3, 5]), {}),
+        "axes_layout_positions": (P.axes_layout_positions, ("qwen2_5_vl_window", [2, 56, 14], [1, 4, 6, 2, 4, 4]), {}),
         "get_rope_index": (P.get_rope_index, (torch.tensor([[0, 1, 1, 1, 1, 0, 2, 2, 2, 2, 0]]),
                                               torch.tensor([[1, 4, 4]]), torch.tensor([[2, 2, 4]])), {}),
         "alibi_slopes": (P.alibi_slopes, (6,), {}),

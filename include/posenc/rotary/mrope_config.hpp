@@ -12,8 +12,9 @@
 // vision_config spatial_merge_size, temporal_merge_size (ERNIE) and tokens_per_second (Qwen2.5-VL).
 //
 // Known model types (rotary/mrope.hpp for the layouts): qwen2_vl, qwen2_5_vl (sections, half),
-// qwen3_vl, qwen3_vl_moe (interleaved, half), glm4v, glm4v_moe (sections, interleaved pairs,
-// partial rotary), ernie4_5_vl_moe (ernie, interleaved pairs). Refused with a config_error naming
+// qwen3_vl, qwen3_vl_moe (interleaved, half), glm4v (sections, interleaved pairs, partial rotary),
+// glm4v_moe (sections, half: transformers' rotate_half, partial rotary), ernie4_5_vl_moe (ernie,
+// interleaved pairs). Refused with a config_error naming
 // the key: any other model type (hunyuan_vl: its xdrope is not a rotation of pairs), a rope_type
 // other than "default" (or the legacy "mrope"), mrope_interleaved contradicting the model's
 // layout, a section that does not sum to rotary_dim / 2, a missing rope_theta, a key of the rope
@@ -97,7 +98,7 @@ inline constexpr std::array<mrope_model_kind, 7> mrope_models{{
     {"qwen3_vl", mrope_style::interleaved, layout::half, {24, 20, 20}, true, 1.0},
     {"qwen3_vl_moe", mrope_style::interleaved, layout::half, {24, 20, 20}, true, 1.0},
     {"glm4v", mrope_style::sections, layout::interleaved, {8, 12, 12}, true, 1.0},
-    {"glm4v_moe", mrope_style::sections, layout::interleaved, {8, 12, 12}, true, 0.5},
+    {"glm4v_moe", mrope_style::sections, layout::half, {8, 12, 12}, true, 0.5},
     {"ernie4_5_vl_moe", mrope_style::ernie, layout::interleaved, {22, 22, 20}, false, 1.0},
 }};
 
