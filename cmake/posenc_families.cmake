@@ -5,7 +5,7 @@
 #                             posenc::eigen (CMakeLists.txt, tests/install/install_tree.cmake)
 #   include/posenc/NAME.hpp   its umbrella header, included by include/posenc/posenc.hpp
 #   tests/NAME/*.test.cpp     its test program posenc_tests_NAME, tests "NAME.*" (tests/CMakeLists.txt)
-# and the layering test (tests/layering/check_layers.cmake) places NAME/ above encoding/ and
+# and the layering test (tests/layering/check_layers.cmake) places NAME/ above tensor/ and
 # below device/, and checks that the folder, the umbrella header and its include in posenc.hpp
 # exist. Read with include() by CMake projects and cmake -P scripts alike.
 set(POSENC_FAMILIES sinusoidal rotary alibi floater tupe toeplitz)

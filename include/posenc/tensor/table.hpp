@@ -27,6 +27,13 @@ template <class T>
 using vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
 
 namespace detail {
+
+/// The storage types of the in-place attention operations (rotary::apply_inplace, alibi::add_bias
+/// and their tables): float, double, Eigen::half, Eigen::bfloat16. Written once, here.
+template <class T>
+inline constexpr bool is_storage_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                     std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+
 /// An uninitialised rows x cols Eigen matrix M: rows and cols checked against max_extent, the
 /// element count against max_elements (size_error naming `rows_name` / `cols_name`), allocation
 /// failure reported as allocation_error instead of std::bad_alloc.

@@ -10,7 +10,7 @@
 //    theta of Gemma 3's sliding layers in legacy configs), global_head_dim (Gemma 4's full-attention
 //    layers), max_position_embeddings and Phi-3's top-level original_max_position_embeddings;
 //  - a multimodal config's `text_config` (Gemma 3/4) when present.
-// Every rule comes from the rule table (posenc/rotary/rules.hpp). A key that can change a frequency
+// Every rule comes from the rule table (posenc/rotary/rules/rules.hpp). A key that can change a frequency
 // and is not understood is a rotary::config_error naming it: an unknown key inside rope_parameters
 // / rope_scaling, a top-level key whose name contains "rope" or "rotary" that the loader does not
 // read (rotary_pct, rotary_emb_base, rope_ratio, ...), a missing head_dim or rope_theta of a
@@ -35,10 +35,10 @@
 
 #include <posenc/core/error.hpp>
 #include <posenc/io/json.hpp>
-#include <posenc/rotary/model_config.hpp>
-#include <posenc/rotary/model_rules.hpp>
-#include <posenc/rotary/rules.hpp>
-#include <posenc/rotary/scaling.hpp>
+#include <posenc/rotary/config/model_config.hpp>
+#include <posenc/rotary/config/model_rules.hpp>
+#include <posenc/rotary/rules/rules.hpp>
+#include <posenc/rotary/rules/scaling.hpp>
 
 namespace posenc::rotary {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// What rotary::load_config (posenc/rotary/config.hpp) returns: model_config, one shared plan per
+// What rotary::load_config (posenc/rotary/config/config.hpp) returns: model_config, one shared plan per
 // distinct rule of the config's layer types, the per-layer RoPE flags (NoPE layers) and the
 // model's position-dependent query scale; load_options; and the bounds a config.json is held to.
 #pragma once
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
-#include <posenc/rotary/model_rules.hpp>
-#include <posenc/rotary/rules.hpp>
+#include <posenc/rotary/config/model_rules.hpp>
+#include <posenc/rotary/rules/rules.hpp>
 
 namespace posenc::rotary {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The per-model rules of the config.json loader (posenc/rotary/config.hpp): what transformers
+// The per-model rules of the config.json loader (posenc/rotary/config/config.hpp): what transformers
 // 5.23's configuration and modelling code of each model_type decides besides the rope dicts — the
 // default rope_theta, where head_dim comes from when absent, whether the default rule applies
 // partial_rotary_factor, which layers use no RoPE (NoPE), a position-dependent scale of the

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The exact (double-word long double) arithmetic the RoPE rules of posenc/rotary/rules.hpp share:
+// The exact (double-word long double) arithmetic the RoPE rules of posenc/rotary/rules/rules.hpp share:
 // the default frequencies, NTK base scaling, comparisons, clamping, floor and ceil of pairs, and
 // the pretrained length L0 of llama3, yarn and longrope.
 #pragma once
@@ -13,7 +13,7 @@
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/frequencies.hpp>
-#include <posenc/rotary/rule_params.hpp>
+#include <posenc/rotary/rules/rule_params.hpp>
 
 namespace posenc::rotary {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// What a RoPE rule reads (posenc/rotary/rules.hpp): the model's context (rope_context: theta,
+// What a RoPE rule reads (posenc/rotary/rules/rules.hpp): the model's context (rope_context: theta,
 // head_dim, partial_rotary_factor, the position lengths, whose transformers semantics), the error
 // of a configuration (config_error), and param_reader, which reads one rope_parameters (or legacy
 // rope_scaling) object of a config.json key by key, each wrong value a config_error naming the key.

@@ -23,13 +23,14 @@
 // semantics::transformers_4_46. docs/extrapolation.md has the table of differences.
 //
 // The rules' inputs (the model context rope_context, semantics, config_error and param_reader,
-// the reader of one rope_parameters object) are in posenc/rotary/rule_params.hpp, the exact
-// arithmetic they share in posenc/rotary/rule_math.hpp.
+// the reader of one rope_parameters object) are in posenc/rotary/rules/rule_params.hpp, the exact
+// arithmetic they share in posenc/rotary/rules/rule_math.hpp.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -45,8 +46,8 @@
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/frequencies.hpp>
-#include <posenc/rotary/rule_math.hpp>
-#include <posenc/rotary/rule_params.hpp>
+#include <posenc/rotary/rules/rule_math.hpp>
+#include <posenc/rotary/rules/rule_params.hpp>
 
 namespace posenc::rotary {
 
@@ -444,8 +445,28 @@ struct proportional : rule_base {
 
 }  // namespace rules
 
-/// A list of rule types.
-template <class... R>
+/// What a RoPE rule is (the interface rotary::plan, the loader and the tests call): its
+/// `rope_type` name, aliases and accepted keys (ranges of std::string_view), whether its
+/// frequencies depend on seq_len, `parse` from a param_reader, `validate` against the model's
+/// rope_context (throwing posenc errors), its rotary dim, `compute` of its exact frequencies at a
+/// seq_len (0: not given), and equality. A type that misses one of these is refused where the rule
+/// list names it, with this concept in the compiler's message, instead of deep inside std::visit.
+template <class R>
+concept RopeRule = std::regular<R> && requires(const R& r, const rope_context& c, const param_reader& p,
+                                               std::string_view where, std::size_t seq_len) {
+  { R::name } -> std::convertible_to<std::string_view>;
+  { R::keys.size() } -> std::convertible_to<std::size_t>;
+  { *R::keys.begin() } -> std::convertible_to<std::string_view>;
+  { R::aliases.size() } -> std::convertible_to<std::size_t>;
+  { R::depends_on_seq_len } -> std::convertible_to<bool>;
+  { R::parse(p) } -> std::same_as<R>;
+  r.validate(c, where);
+  { R::rotary_dim(c) } -> std::convertible_to<std::size_t>;
+  { r.compute(c, seq_len) } -> std::same_as<exact_frequencies>;
+};
+
+/// A list of rule types, each a RopeRule.
+template <RopeRule... R>
 struct rule_types {
   using variant = std::variant<R...>;
   /// Calls f(std::type_identity<R>{}) for each rule type, in order, until f returns true.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The legacy description of a model's RoPE: rope_config (one struct with every rule's fields and
 // a rope_type enum), with the semantics of transformers 4.46. It is a thin adapter of the rule
-// table (posenc/rotary/rules.hpp): to_rule / to_plan turn it into a rotary::rule and a validated
+// table (posenc/rotary/rules/rules.hpp): to_rule / to_plan turn it into a rotary::rule and a validated
 // rotary::plan, and validate / compute_frequencies are the plan's. New rules (proportional, ...)
 // are only in the rule table; rope_config keeps the seven rules it always had.
 // docs/extrapolation.md states each formula and where HF's model classes deviate.
@@ -14,7 +14,7 @@
 
 #include <posenc/core/error.hpp>
 #include <posenc/rotary/frequencies.hpp>
-#include <posenc/rotary/rules.hpp>
+#include <posenc/rotary/rules/rules.hpp>
 
 namespace posenc::rotary {
 
