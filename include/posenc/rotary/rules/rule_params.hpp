@@ -43,6 +43,35 @@ constexpr std::optional<semantics> parse_semantics(std::string_view s) noexcept 
   return std::nullopt;
 }
 
+/// Where transformers 4.46 and 5 compute the rules differently: each difference is one member
+/// here, the one place the rules consult the semantics (docs/extrapolation.md has the table).
+struct semantics_differences {
+  rotary::semantics version = semantics::transformers_5;
+  /// yarn's correction range: 5 reads original_max_position_embeddings (the model's, then
+  /// rope_parameters', then max_position_embeddings); 4.46 takes max_position_embeddings.
+  [[nodiscard]] constexpr bool yarn_length_from_original() const noexcept { return v5(); }
+  /// yarn's beta_fast / beta_slow given as 0: 5 takes the defaults (32, 1); 4.46 takes the 0.
+  [[nodiscard]] constexpr bool yarn_zero_beta_is_default() const noexcept { return v5(); }
+  /// yarn without factor: 5 derives max_position_embeddings / L0; 4.46 needs a factor.
+  [[nodiscard]] constexpr bool yarn_factor_may_be_absent() const noexcept { return v5(); }
+  /// yarn's truncate, mscale and mscale_all_dim: 5 reads them; 4.46 does not know them.
+  [[nodiscard]] constexpr bool yarn_reads_truncate_and_mscale() const noexcept { return v5(); }
+  /// yarn's attention factor when attention_factor is absent: 5's get_mscale (with the mscale /
+  /// mscale_all_dim ratio); 4.46's 0.1 ln(factor) + 1.
+  [[nodiscard]] constexpr bool yarn_attention_by_get_mscale() const noexcept { return v5(); }
+  /// longrope: 5 falls back to max_position_embeddings for L0, takes the regime seq_len > L0 and
+  /// the factor's attention factor; 4.46 has the init_function / phi3_module rules.
+  [[nodiscard]] constexpr bool longrope_by_factor() const noexcept { return v5(); }
+  /// llama3's L0: 5 the model's original_max_position_embeddings first and max_position_embeddings
+  /// last; 4.46 rope_parameters' own only.
+  [[nodiscard]] constexpr bool llama3_length_model_level() const noexcept { return v5(); }
+  /// the proportional rule: in 5 only.
+  [[nodiscard]] constexpr bool has_proportional() const noexcept { return v5(); }
+
+ private:
+  [[nodiscard]] constexpr bool v5() const noexcept { return version == semantics::transformers_5; }
+};
+
 /// How LongRoPE picks its factors and attention factor from the sequence length L0 =
 /// original_max_position_embeddings under transformers 4.46 (transformers 5 has one rule, the
 /// second):
@@ -63,6 +92,8 @@ struct rope_context {
   std::size_t original_max_position_embeddings = 0;
   rotary::semantics semantics = semantics::transformers_5;
   bool operator==(const rope_context&) const = default;
+  /// What the semantics change (the one place; semantics_differences).
+  [[nodiscard]] constexpr semantics_differences differences() const noexcept { return {semantics}; }
 };
 
 namespace detail {

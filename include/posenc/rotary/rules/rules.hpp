@@ -169,7 +169,7 @@ struct yarn : rule_base {
   /// The length of the correction range: transformers 5: L0; transformers 4.46:
   /// max_position_embeddings (4.46 reads no original_max_position_embeddings for yarn).
   [[nodiscard]] std::size_t length(const rope_context& c) const {
-    if (c.semantics == semantics::transformers_4_46) return c.max_position_embeddings;
+    if (!c.differences().yarn_length_from_original()) return c.max_position_embeddings;
     return detail::pretrained_length(c, original_max_position_embeddings, true, true);
   }
   [[nodiscard]] double resolved_factor(const rope_context& c) const {
@@ -178,15 +178,16 @@ struct yarn : rule_base {
     return l0 > 0 ? static_cast<double>(c.max_position_embeddings) / static_cast<double>(l0) : 0.0;
   }
   [[nodiscard]] double fast(const rope_context& c) const {
-    return beta_fast && (*beta_fast != 0 || c.semantics == semantics::transformers_4_46) ? *beta_fast : 32.0;
+    return beta_fast && (*beta_fast != 0 || !c.differences().yarn_zero_beta_is_default()) ? *beta_fast : 32.0;
   }
   [[nodiscard]] double slow(const rope_context& c) const {
-    return beta_slow && (*beta_slow != 0 || c.semantics == semantics::transformers_4_46) ? *beta_slow : 1.0;
+    return beta_slow && (*beta_slow != 0 || !c.differences().yarn_zero_beta_is_default()) ? *beta_slow : 1.0;
   }
   void validate(const rope_context& c, std::string_view where) const {
-    const bool v5 = c.semantics == semantics::transformers_5;
-    posenc::detail::require(v5 || factor.has_value(), where, "factor: rope_type 'yarn' needs a factor (transformers 4.46)");
-    posenc::detail::require(v5 || (!truncate && !mscale && !mscale_all_dim), where,
+    const semantics_differences v = c.differences();
+    posenc::detail::require(v.yarn_factor_may_be_absent() || factor.has_value(), where,
+                            "factor: rope_type 'yarn' needs a factor (transformers 4.46)");
+    posenc::detail::require(v.yarn_reads_truncate_and_mscale() || (!truncate && !mscale && !mscale_all_dim), where,
                             "truncate/mscale/mscale_all_dim: not transformers 4.46 yarn parameters (4.46 ignores "
                             "them); use semantics::transformers_5");
     posenc::detail::require(length(c) > 0, where,
@@ -205,7 +206,7 @@ struct yarn : rule_base {
   [[nodiscard]] exact_frequencies compute(const rope_context& c, std::size_t) const {
     using W = numeric::wide;
     using detail::exact;
-    const bool v5 = c.semantics == semantics::transformers_5;
+    const bool by_get_mscale = c.differences().yarn_attention_by_get_mscale();
     const std::size_t dim = rotary_dim(c), h = dim / 2;
     const double fac = resolved_factor(c);
     // the factor as the configuration states it (max_position_embeddings / L0 as a real ratio when absent)
@@ -234,7 +235,7 @@ struct yarn : rule_base {
     }
     if (attention_factor) {
       f.attention_factor = *attention_factor;
-    } else if (v5) {
+    } else if (by_get_mscale) {
       // transformers 5, in double as its Python: get_mscale(s, m) = 0.1 * m * log(s) + 1.0 (1 for s <= 1),
       // the mscale / mscale_all_dim ratio when both are given and non-zero
       const auto get_mscale = [](double s, double m) { return s <= 1 ? 1.0 : 0.1 * m * std::log(s) + 1.0; };
@@ -275,11 +276,11 @@ struct longrope : rule_base {
   }
   [[nodiscard]] std::size_t length(const rope_context& c) const {
     return detail::pretrained_length(c, original_max_position_embeddings, true,
-                                     c.semantics == semantics::transformers_5);
+                                     c.differences().longrope_by_factor());
   }
   void validate(const rope_context& c, std::string_view where) const {
     const std::size_t dim = rotary_dim(c);
-    if (c.semantics == semantics::transformers_5) {
+    if (c.differences().longrope_by_factor()) {
       posenc::detail::require(length(c) > 0, where,
                               "original_max_position_embeddings: rope_type 'longrope' needs "
                               "original_max_position_embeddings or max_position_embeddings > 0, got neither");
@@ -321,7 +322,7 @@ struct longrope : rule_base {
     const std::size_t dim = rotary_dim(c), h = dim / 2, l0 = length(c);
     exact_frequencies f = detail::default_freqs(h, dim, c.theta);
     bool use_long = false;
-    if (c.semantics == semantics::transformers_5) {
+    if (c.differences().longrope_by_factor()) {
       // factor (or max / L0) decides the attention factor in both regimes, in double as transformers 5
       const double fac = factor ? *factor : static_cast<double>(c.max_position_embeddings) / static_cast<double>(l0);
       f.attention_factor = attention_factor ? *attention_factor
@@ -377,8 +378,8 @@ struct llama3 : rule_base {
     return l;
   }
   [[nodiscard]] std::size_t length(const rope_context& c) const {
-    const bool v5 = c.semantics == semantics::transformers_5;
-    return detail::pretrained_length(c, original_max_position_embeddings, v5, v5);
+    const bool model_level = c.differences().llama3_length_model_level();
+    return detail::pretrained_length(c, original_max_position_embeddings, model_level, model_level);
   }
   void validate(const rope_context& c, std::string_view where) const {
     detail::require_positive(factor, where, "factor");
@@ -430,7 +431,7 @@ struct proportional : rule_base {
     return static_cast<std::size_t>(std::floor(c.partial_rotary_factor * static_cast<double>(c.head_dim) / 2));
   }
   void validate(const rope_context& c, std::string_view where) const {
-    posenc::detail::require(c.semantics == semantics::transformers_5, where,
+    posenc::detail::require(c.differences().has_proportional(), where,
                             "rope_type: 'proportional' is a transformers 5 rule (not in transformers 4.46)");
     detail::require_positive(factor, where, "factor");
   }
