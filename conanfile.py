@@ -28,8 +28,9 @@ required_conan_version = ">=2.0"
 
 class PosencConan(ConanFile):
     name = "posenc"
-    description = "Header-only C++20 positional-encoding mathematics (FLOATER, sinusoidal, TUPE, " \
-                  "Toeplitz) on a small ODE toolkit"
+    # names every family of cmake/posenc_families.cmake (checked by the ctest layering.lists)
+    description = "Header-only C++20 positional-encoding mathematics (sinusoidal, RoPE, ALiBi, FLOATER, " \
+                  "TUPE, Toeplitz) on a small ODE toolkit"
     license = "MIT"
     url = "https://github.com/posenc/posenc"
     homepage = "https://github.com/posenc/posenc"

@@ -47,7 +47,7 @@ endforeach()
 list(LENGTH made n)
 message(STATUS "pictures from the examples (${n}): ${made}")
 message(STATUS "figures from the examples: ${figures}")
-# The PNG writer compresses (posenc/io/deflate.hpp): each picture's size against what the same
+# The PNG writer compresses (examples/figures/include/posenc_figures/deflate.hpp): each picture's size against what the same
 # image took with stored (uncompressed) deflate blocks, the writer's former output: 8-byte
 # signature, IHDR and IEND chunks, one 12-byte chunk frame per MiB of IDAT, and a zlib stream of
 # 2 + raw + 5 per 65535-byte block + 4 bytes, raw = height * (3 * width + 1). In all >= 10x.

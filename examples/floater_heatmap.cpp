@@ -10,7 +10,7 @@
 #include <random>
 
 #include <posenc/floater.hpp>
-#include <posenc/io/image.hpp>
+#include <posenc_figures/png.hpp>
 #include <posenc/sinusoidal.hpp>
 
 int main(int argc, char** argv) {
@@ -30,14 +30,14 @@ int main(int argc, char** argv) {
       posenc::table<double> Xn = X.rowwise().normalized();
       return posenc::table<double>(Xn * Xn.transpose());
     };
-    posenc::io::heatmap_options signed_map;
-    signed_map.map = posenc::io::colormap::diverging;  // symmetric range: 0 is the middle color
+    posenc::figures::heatmap_options signed_map;
+    signed_map.map = posenc::figures::colormap::diverging;  // symmetric range: 0 is the middle color
     signed_map.pixel_size = 2;
-    posenc::io::write_png_heatmap("floater_table.png", P.data(), L, d, signed_map);
-    posenc::io::write_png_heatmap("sinusoidal_table.png", S.data(), L, d, signed_map);
+    posenc::figures::write_png_heatmap("floater_table.png", P.data(), L, d, signed_map);
+    posenc::figures::write_png_heatmap("sinusoidal_table.png", S.data(), L, d, signed_map);
     const auto CP = similarity(P), CS = similarity(S);
-    posenc::io::write_png_heatmap("floater_similarity.png", CP.data(), L, L, signed_map);
-    posenc::io::write_png_heatmap("sinusoidal_similarity.png", CS.data(), L, L, signed_map);
+    posenc::figures::write_png_heatmap("floater_similarity.png", CP.data(), L, L, signed_map);
+    posenc::figures::write_png_heatmap("sinusoidal_similarity.png", CS.data(), L, L, signed_map);
     // [floater-heatmap]
 
     // sanity: finite tables, unit diagonals, symmetric similarity matrices

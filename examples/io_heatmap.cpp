@@ -8,10 +8,10 @@
 #include <fstream>
 #include <vector>
 
-#include <posenc/io/image.hpp>
+#include <posenc_figures/png.hpp>
 
 int main() {
-  namespace io = posenc::io;
+  namespace fig = posenc::figures;
   const std::size_t L = 128, d = 64;
   std::vector<double> table(L * d);
   for (std::size_t i = 0; i < L; ++i)
@@ -21,8 +21,8 @@ int main() {
       table[i * d + 2 * k + 1] = std::cos(static_cast<double>(i) * w);
     }
   // [io-heatmap]
-  io::write_png_heatmap("table.png", table.data(), L, d,
-                        {.map = io::colormap::diverging, .range = io::value_range{-1, 1}, .pixel_size = 4});
+  fig::write_png_heatmap("table.png", table.data(), L, d,
+                         {.map = fig::colormap::diverging, .range = fig::value_range{-1, 1}, .pixel_size = 4});
   // [io-heatmap]
   // 128 x 64 values at 4 x 4 pixels each: the IHDR chunk (bytes 16..23) says 256 wide, 512 high.
   unsigned char head[24] = {};

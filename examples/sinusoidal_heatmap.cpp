@@ -5,19 +5,19 @@
 #include <cstdio>
 #include <vector>
 
-#include <posenc/io/image.hpp>
+#include <posenc_figures/png.hpp>
 #include <posenc/sinusoidal.hpp>
 
 int main() {
   namespace ps = posenc::sinusoidal;
   // [sinusoidal-heatmap]
   const posenc::table<double> pe = ps::table<double>(50, 128);  // 50 positions, d = 128
-  posenc::io::write_png_heatmap("sinusoidal_table.png", pe.data(), 50, 128,
-                                {.map = posenc::io::colormap::diverging, .pixel_size = 4});
+  posenc::figures::write_png_heatmap("sinusoidal_table.png", pe.data(), 50, 128,
+                                     {.map = posenc::figures::colormap::diverging, .pixel_size = 4});
   const posenc::table<double> big = ps::table<double>(256, 128);
   const posenc::table<double> corr = big * big.transpose();  // (i, j) = sum_k cos(w_k (i - j))
-  posenc::io::write_png_heatmap("sinusoidal_correlation.png", corr.data(), 256, 256,
-                                {.map = posenc::io::colormap::viridis, .pixel_size = 2});
+  posenc::figures::write_png_heatmap("sinusoidal_correlation.png", corr.data(), 256, 256,
+                                     {.map = posenc::figures::colormap::viridis, .pixel_size = 2});
   // [sinusoidal-heatmap]
   // Toeplitz check: every diagonal is constant and equals inner_product(offset).
   std::vector<double> by_offset(511);

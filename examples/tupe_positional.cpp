@@ -4,7 +4,7 @@
 // and column 0 as the reference code computes it; head 0 is written as a heatmap (tupe_head0.png).
 #include <cstdio>
 
-#include <posenc/io/image.hpp>
+#include <posenc_figures/png.hpp>
 #include <posenc/sinusoidal.hpp>
 #include <posenc/tupe.hpp>
 
@@ -26,11 +26,11 @@ int main() {
     ok = ok && (B.row(0).array() == B(0, 0)).all() && (B.col(0).tail(n - 1).array() == B(1, 0)).all();
   }
   // [heatmap]
-  posenc::io::heatmap_options opt;
-  opt.map = posenc::io::colormap::diverging;
+  posenc::figures::heatmap_options opt;
+  opt.map = posenc::figures::colormap::diverging;
   opt.pixel_size = 4;
-  posenc::io::write_png_heatmap("tupe_head0.png", bias.head(0).data(), static_cast<std::size_t>(n),
-                                static_cast<std::size_t>(n), opt);
+  posenc::figures::write_png_heatmap("tupe_head0.png", bias.head(0).data(), static_cast<std::size_t>(n),
+                                     static_cast<std::size_t>(n), opt);
   // [heatmap]
   std::printf("head 0: theta1 + b16 = %.6f, theta2 + b32 = %.6f, v(5,5) = %.6f, v(5,30) = %.6f\n", bias(0, 0, 0),
               bias(0, 1, 0), bias(0, 5, 5), bias(0, 5, 30));

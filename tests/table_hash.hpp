@@ -10,7 +10,7 @@
 #include <limits>
 #include <type_traits>
 
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 
 namespace posenc_test {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // posenc: everything that runs on the host with Eigen, in one include (CMake target posenc::eigen).
 // The ODE toolkit, the Eigen state adapter, the encodings (sinusoidal and rotary, FLOATER, TUPE,
-// Toeplitz/circulant relative positions) and the tensor/image I/O. The adapters whose
+// Toeplitz/circulant relative positions) and the tensor I/O (.npy, safetensors). The adapters whose
 // dependencies are optional are not included: <posenc/adapters/xtensor.hpp> (posenc::xtensor),
 // <posenc/adapters/odeint.hpp> (posenc::odeint), <posenc/adapters/thrust.hpp> (posenc::thrust).
 #pragma once
@@ -19,6 +19,5 @@
 #include <posenc/tupe.hpp>        // IWYU pragma: export
 
 #include <posenc/io/array.hpp>        // IWYU pragma: export
-#include <posenc/io/image.hpp>        // IWYU pragma: export
 #include <posenc/io/npy.hpp>          // IWYU pragma: export
 #include <posenc/io/safetensors.hpp>  // IWYU pragma: export

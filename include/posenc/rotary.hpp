@@ -7,10 +7,10 @@
 #include <posenc/rotary/rotary.hpp>  // IWYU pragma: export
 #include <posenc/rotary/frequencies.hpp>
 #include <posenc/rotary/apply.hpp>    // IWYU pragma: export
-#include <posenc/rotary/rules.hpp>    // IWYU pragma: export
-#include <posenc/rotary/scaling.hpp>  // IWYU pragma: export
+#include <posenc/rotary/rules/rules.hpp>    // IWYU pragma: export
+#include <posenc/rotary/rules/scaling.hpp>  // IWYU pragma: export
 #include <posenc/rotary/table.hpp>    // IWYU pragma: export
-#include <posenc/rotary/config.hpp>   // IWYU pragma: export
+#include <posenc/rotary/config/config.hpp>   // IWYU pragma: export
 #include <posenc/rotary/axes.hpp>     // IWYU pragma: export
 #include <posenc/rotary/axes_apply.hpp>  // IWYU pragma: export
 #include <posenc/rotary/mrope.hpp>    // IWYU pragma: export

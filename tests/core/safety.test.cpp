@@ -16,7 +16,7 @@
 #include <vector>
 
 #include <posenc/alibi.hpp>
-#include <posenc/encoding/tensor_view.hpp>
+#include <posenc/tensor/tensor_view.hpp>
 #include <posenc/io/json.hpp>
 #include <posenc/numeric/fft.hpp>
 #include <posenc/rotary.hpp>

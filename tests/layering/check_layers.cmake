@@ -9,19 +9,33 @@
 # 4. a third-party header only where it is allowed (THIRD_PARTY_*);
 # 5. no NAME::detail:: name used outside NAME's folder, and posenc::detail per folder: a
 #    posenc::detail name is used in the folder that defines it, or in a folder it is shared with
-#    (DETAIL_SHARED_*: core/'s with every folder, encoding/'s with the families and device/,
+#    (DETAIL_SHARED_*: core/'s with every folder, tensor/'s with the families and device/,
 #    adapters/'s with device/); exceptions are the entries of tests/layering/detail_allow.txt
 #    (each with its reason; an entry no longer needed fails too, so the list only shrinks);
 # 6. every family has its folder and its umbrella header, and include/posenc/posenc.hpp includes
 #    each family's umbrella header;
 # 7. no scheme's tableau (Scheme::coefficients: a, b, c) is read outside ode/: stage sums, stage
-#    weights and stage times come from ode/stepper.hpp (one stage sum in the library).
+#    weights and stage times come from ode/stepper.hpp (one stage sum in the library);
+# 8. size: no header has more than POSENC_MAX_HEADER_LINES (600) lines, and no room (a directory
+#    of include/posenc, each subfolder a room of its own, e.g. numeric/ and numeric/fft/; the
+#    top-level headers are one room) holds more than POSENC_MAX_ROOM_PERCENT (15) per cent of all
+#    header lines: a file or folder past either is split by what it holds;
+# 9. a deprecated forwarding header (one whose opening comment says "Deprecated path": the former
+#    paths encoding/*.hpp, rotary/config.hpp, ...) includes exactly one posenc header, which is no
+#    forwarding header, and no header of the library includes it; encoding/ holds only such headers.
 # Every violation is printed as file:line: what; the script fails if there is any.
 cmake_minimum_required(VERSION 3.24)
 if(NOT POSENC_SOURCE_DIR)
   get_filename_component(POSENC_SOURCE_DIR "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
 endif()
 set(inc "${POSENC_SOURCE_DIR}/include/posenc")
+# the size limits of rule 8 (the self-test passes its own, for a small tree)
+if(NOT DEFINED POSENC_MAX_HEADER_LINES)
+  set(POSENC_MAX_HEADER_LINES 600)
+endif()
+if(NOT DEFINED POSENC_MAX_ROOM_PERCENT)
+  set(POSENC_MAX_ROOM_PERCENT 15)
+endif()
 
 set(errors "")
 function(violation msg)  # a function, not a macro: msg may hold backslashes (\ref, \snippet)
@@ -41,15 +55,17 @@ if(NOT POSENC_FAMILIES)
 endif()
 
 # ---- the layers, bottom to top: what each folder may include besides itself ----------------
-set(FAMILY_BASE core numeric io ode adapters encoding)
+# (encoding/: the deprecated former path of tensor/, forwarding headers only, rule 9)
+set(FAMILY_BASE core numeric io ode adapters tensor)
 set(LAYER_BELOW_core "")
 set(LAYER_BELOW_numeric core)
 set(LAYER_BELOW_io core numeric)
 set(LAYER_BELOW_ode core numeric io)
 set(LAYER_BELOW_adapters core numeric io ode)
-set(LAYER_BELOW_encoding core numeric io ode adapters)
+set(LAYER_BELOW_tensor core numeric io ode adapters)
+set(LAYER_BELOW_encoding tensor)
 foreach(f IN LISTS POSENC_FAMILIES)
-  if(f IN_LIST FAMILY_BASE OR f STREQUAL "device" OR f STREQUAL "umbrella")
+  if(f IN_LIST FAMILY_BASE OR f STREQUAL "device" OR f STREQUAL "umbrella" OR f STREQUAL "encoding")
     violation("cmake/posenc_families.cmake: '${f}' is a shared floor, not a family")
   endif()
   set(LAYER_BELOW_${f} ${FAMILY_BASE})
@@ -90,12 +106,12 @@ foreach(f IN LISTS POSENC_FAMILIES)
 endforeach()
 set(LAYER_BELOW_device ${FAMILY_BASE} ${POSENC_FAMILIES})
 set(LAYER_BELOW_umbrella ${FAMILY_BASE} ${POSENC_FAMILIES} device umbrella)
-set(KNOWN_FOLDERS ${FAMILY_BASE} ${POSENC_FAMILIES} device)
+set(KNOWN_FOLDERS ${FAMILY_BASE} ${POSENC_FAMILIES} device encoding)
 
 # posenc::detail is split by the folder that defines each name; a folder's posenc::detail names
 # are used in that folder and in the folders listed here (ALL: every folder).
 set(DETAIL_SHARED_core ALL)                            # argument checks, errors: library-wide
-set(DETAIL_SHARED_encoding ${POSENC_FAMILIES} device)  # Eigen table checks and allocations
+set(DETAIL_SHARED_tensor ${POSENC_FAMILIES} device)    # Eigen table checks and allocations
 set(DETAIL_SHARED_adapters device)                     # Thrust raw pointers and buffers
 
 # Namespaces whose name is not their folder's.
@@ -116,12 +132,12 @@ set(LIB_OF_cuda cuda)
 # translation unit is compiled with OpenMP (#if defined(_OPENMP)): one thread budget.
 set(LIB_OF_omp openmp)
 # <immintrin.h>, <cpuid.h>: the x86 intrinsics and CPUID, from the compiler; numeric/pair_rotation.hpp
-# includes them only on x86-64 under GCC or Clang (not nvcc), for the AVX2 / F16C rotation kernels
+# (its x86 part, numeric/pair_rotation_x86.hpp) includes them only on x86-64 under GCC or Clang (not nvcc), for the AVX2 / F16C rotation kernels
 # chosen at run time, and numeric/phase_fill.hpp <immintrin.h> likewise, for the float tables'
 # AVX2 / FMA certified angle addition.
 set(LIB_OF_immintrin x86_intrinsics)
 set(LIB_OF_cpuid x86_intrinsics)
-set(THIRD_PARTY_eigen encoding/ adapters/eigen.hpp device/)
+set(THIRD_PARTY_eigen tensor/ adapters/eigen.hpp device/)
 foreach(f IN LISTS POSENC_FAMILIES)
   list(APPEND THIRD_PARTY_eigen ${f}/)
 endforeach()
@@ -130,7 +146,7 @@ set(THIRD_PARTY_boost adapters/odeint.hpp)
 set(THIRD_PARTY_thrust adapters/thrust.hpp device/)
 set(THIRD_PARTY_cuda device/)
 set(THIRD_PARTY_openmp core/thread_pool.hpp)
-set(THIRD_PARTY_x86_intrinsics numeric/pair_rotation.hpp numeric/phase_fill.hpp)
+set(THIRD_PARTY_x86_intrinsics numeric/pair_rotation_x86.hpp numeric/phase_fill.hpp)
 
 # Read a file as a list of lines, one item per line: ';', '[' and ']' (which CMake lists treat
 # specially) are replaced by placeholders, and empty lines kept, so item k is line k + 1.
@@ -182,6 +198,16 @@ function(posenc_code_of line out)
   string(REGEX REPLACE "//.*$" "" line "${line}")
   set(${out} "${line}" PARENT_SCOPE)
 endfunction()
+
+# ---- the deprecated forwarding headers (rule 9): "Deprecated path" in the opening comment ------
+set(forwarders "")
+foreach(h IN LISTS headers)
+  file(STRINGS "${inc}/${h}" opening LIMIT_COUNT 3)
+  string(FIND "${opening}" "Deprecated path" at)
+  if(NOT at EQUAL -1)
+    list(APPEND forwarders "${h}")
+  endif()
+endforeach()
 
 # ---- pass 1: which folder defines each posenc::detail name ----------------------------------
 # A name is defined by a folder when it appears, followed by ( < { = ; or :, on a line at the
@@ -259,6 +285,8 @@ foreach(f IN LISTS POSENC_FAMILIES)
   endif()
 endforeach()
 set(edges_used "")
+set(rooms "")
+set(total_lines 0)
 
 foreach(h IN LISTS headers)
   # The folder (module) of this header: its first path component, or "umbrella" at the top.
@@ -272,8 +300,32 @@ foreach(h IN LISTS headers)
     set(folder umbrella)
   endif()
   set(below ${LAYER_BELOW_${folder}})
+  set(n_forwarded 0)
+  if(folder STREQUAL "encoding" AND NOT h IN_LIST forwarders)
+    violation("${h}: encoding/ holds deprecated forwarding headers only (the former path of tensor/)")
+  endif()
 
   posenc_read_lines("${inc}/${h}" lines)
+  # ---- size: lines of this header (as wc -l counts them), summed per room ----
+  list(LENGTH lines n_lines)
+  list(GET lines -1 last_line)
+  if(last_line STREQUAL "")
+    math(EXPR n_lines "${n_lines} - 1")
+  endif()
+  if(n_lines GREATER POSENC_MAX_HEADER_LINES)
+    violation("${h}: ${n_lines} lines, more than ${POSENC_MAX_HEADER_LINES}: split it by what it holds")
+  endif()
+  get_filename_component(room "${h}" DIRECTORY)
+  if(room STREQUAL "")
+    set(room umbrella)
+  endif()
+  string(REPLACE "/" "__" room_var "${room}")
+  if(NOT DEFINED ROOM_LINES_${room_var})
+    set(ROOM_LINES_${room_var} 0)
+    list(APPEND rooms ${room})
+  endif()
+  math(EXPR ROOM_LINES_${room_var} "${ROOM_LINES_${room_var}} + ${n_lines}")
+  math(EXPR total_lines "${total_lines} + ${n_lines}")
   set(lineno 0)
   foreach(line IN LISTS lines)
     math(EXPR lineno "${lineno} + 1")
@@ -289,6 +341,12 @@ foreach(h IN LISTS headers)
         endif()
         if(NOT EXISTS "${inc}/${target}")
           violation("${h}:${lineno}: includes <${path}>, which does not exist")
+        endif()
+        if(target IN_LIST forwarders)
+          violation("${h}:${lineno}: includes the deprecated forwarding header <${path}>: include the header it names instead")
+        endif()
+        if(h IN_LIST forwarders)
+          math(EXPR n_forwarded "${n_forwarded} + 1")
         endif()
         if(tfolder STREQUAL "umbrella" AND target STREQUAL "version.hpp")
           # the version numbers: a leaf anyone may include
@@ -381,6 +439,29 @@ foreach(h IN LISTS headers)
       endif()
     endforeach()
   endforeach()
+  if(h IN_LIST forwarders AND NOT n_forwarded EQUAL 1)
+    violation("${h}: a deprecated forwarding header includes exactly one posenc header (it includes ${n_forwarded})")
+  endif()
+endforeach()
+
+# ---- size: no room holds more than POSENC_MAX_ROOM_PERCENT per cent of the header lines ----
+set(largest_room "")
+set(largest_share 0)
+foreach(r IN LISTS rooms)
+  string(REPLACE "/" "__" rv "${r}")
+  if(total_lines GREATER 0)
+    math(EXPR share_x10 "(1000 * ${ROOM_LINES_${rv}}) / ${total_lines}")  # per mille
+    math(EXPR limit_x10 "10 * ${POSENC_MAX_ROOM_PERCENT}")
+    math(EXPR share_int "${share_x10} / 10")
+    math(EXPR share_frac "${share_x10} % 10")
+    if(share_x10 GREATER largest_share)
+      set(largest_share ${share_x10})
+      set(largest_room "${r}/ (${share_int}.${share_frac}%)")
+    endif()
+    if(share_x10 GREATER limit_x10)
+      violation("${r}/: holds ${ROOM_LINES_${rv}} of the ${total_lines} header lines (${share_int}.${share_frac}%), more than ${POSENC_MAX_ROOM_PERCENT}%: split the folder by what it holds")
+    endif()
+  endif()
 endforeach()
 
 foreach(e IN LISTS edges)
@@ -403,4 +484,5 @@ list(REMOVE_DUPLICATES allow_used)
 list(LENGTH allow_used n_allowed)
 list(LENGTH POSENC_FAMILIES n_families)
 list(LENGTH edges n_edges)
-message(STATUS "layering: ${n_headers} headers follow the layer order; ${n_families} families (${POSENC_FAMILIES}) in posenc.hpp, ${n_edges} declared sideways edge(s); ${n_allowed} allowed cross-module detail use(s); no tableau read outside ode/")
+list(LENGTH forwarders n_forwarders)
+message(STATUS "layering: ${n_headers} headers follow the layer order; ${n_families} families (${POSENC_FAMILIES}) in posenc.hpp, ${n_edges} declared sideways edge(s); ${n_allowed} allowed cross-module detail use(s); no tableau read outside ode/; ${n_forwarders} deprecated forwarding header(s), included by none; no header over ${POSENC_MAX_HEADER_LINES} lines, the largest room ${largest_room} of ${total_lines} lines (limit ${POSENC_MAX_ROOM_PERCENT}%)")

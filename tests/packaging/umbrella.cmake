@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 # <posenc/posenc.hpp> includes every host-side public header: every header under include/posenc
 # except the adapters whose dependencies are optional (adapters/xtensor, adapters/odeint,
-# adapters/thrust, device/), which the umbrella documents instead. Run with cmake -P:
+# adapters/thrust, device/), which the umbrella documents instead, and the deprecated forwarding
+# headers ("Deprecated path" in their opening comment: former paths such as encoding/*.hpp, which
+# no header of the library includes). Run with cmake -P:
 #   -DSOURCE_DIR=<posenc source> -DCXX=<compiler> -DEIGEN_INCLUDE=<Eigen include dirs, comma-separated>
 cmake_minimum_required(VERSION 3.24)
 set(inc "${SOURCE_DIR}/include")
@@ -20,6 +22,11 @@ file(GLOB_RECURSE headers RELATIVE "${inc}" "${inc}/posenc/*.hpp")
 set(missing "")
 foreach(h IN LISTS headers)
   if(h MATCHES "^posenc/(adapters/(xtensor|odeint|thrust)|device/)")
+    continue()
+  endif()
+  file(STRINGS "${inc}/${h}" opening LIMIT_COUNT 3)
+  string(FIND "${opening}" "Deprecated path" deprecated)
+  if(NOT deprecated EQUAL -1)
     continue()
   endif()
   string(FIND "${deps}" "${inc}/${h}" at)

@@ -45,7 +45,8 @@
 
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/tensor_view.hpp>
+#include <posenc/tensor/table.hpp>
+#include <posenc/tensor/tensor_view.hpp>
 
 namespace posenc::alibi {
 
@@ -86,9 +87,7 @@ using ragged_scores_view = tensor_view<T, 3>;  ///< [q_tokens, heads, k_max]
 
 namespace detail {
 
-template <class T>
-inline constexpr bool is_storage_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                     std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+using posenc::detail::is_storage_v;  // float, double, Eigen::half, Eigen::bfloat16 (tensor/table.hpp)
 
 template <class T>
 inline double load(const T& v) {

@@ -7,6 +7,7 @@
 // passed through memory and loop set-up per layer (docs/performance/ode.md).
 #pragma once
 
+#include <cmath>
 #include <type_traits>
 
 #include <posenc/version.hpp>
@@ -48,6 +49,54 @@
 #endif
 
 namespace posenc::detail {
+
+/// The math functions of the device kernels (posenc/device/), written once for host and device:
+/// CUDA's ::sin, ::cos, ... in device compilation, std:: on the host.
+POSENC_HD inline double sin_hd(double x) {
+#if POSENC_DEVICE_COMPILER
+  return ::sin(x);
+#else
+  return std::sin(x);
+#endif
+}
+POSENC_HD inline double cos_hd(double x) {
+#if POSENC_DEVICE_COMPILER
+  return ::cos(x);
+#else
+  return std::cos(x);
+#endif
+}
+POSENC_HD inline double exp_hd(double x) {
+#if POSENC_DEVICE_COMPILER
+  return ::exp(x);
+#else
+  return std::exp(x);
+#endif
+}
+POSENC_HD inline double fma_hd(double a, double b, double c) {
+#if POSENC_DEVICE_COMPILER
+  return ::fma(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+POSENC_HD inline double nearbyint_hd(double x) {
+#if POSENC_DEVICE_COMPILER
+  return ::nearbyint(x);
+#else
+  return std::nearbyint(x);
+#endif
+}
+template <class T>
+POSENC_HD inline T sqrt_hd(T v) {
+#if POSENC_DEVICE_COMPILER
+  return ::sqrt(v);
+#else
+  return std::sqrt(v);
+#endif
+}
+/// |x| as x < 0 ? -x : x (-0.0 stays -0.0).
+POSENC_HD inline double fabs_hd(double x) { return x < 0 ? -x : x; }
 
 /// a * b rounded on its own: never fused with a neighbouring addition into a multiply-add.
 /// nvcc contracts a * b + c into one FMA in device code by default (-fmad=true), which breaks

@@ -35,7 +35,7 @@ namespace posenc::device {
 
 namespace detail {
 
-POSENC_HD inline double fabs_hd(double x) { return x < 0 ? -x : x; }
+using posenc::detail::fabs_hd;  // |x| on host and device (core/hd.hpp)
 
 /// One work item per score element.
 template <class T>

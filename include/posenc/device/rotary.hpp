@@ -66,14 +66,7 @@ struct rotary_fn {
   }
 };
 
-/// exp on host and device.
-POSENC_HD inline double exp_hd(double x) {
-#if POSENC_DEVICE_COMPILER
-  return ::exp(x);
-#else
-  return std::exp(x);
-#endif
-}
+using posenc::detail::exp_hd;  // exp on host and device (core/hd.hpp)
 
 /// The rows of an application: row r of `rows` is either (dense) sequence r / seq, index r % seq,
 /// at position offsets[r / seq] + r % seq, or (ragged) token r of the sequence b with
@@ -194,9 +187,8 @@ void launch_apply(apply_fn<T> f, std::size_t rows, const posenc::rotary::frequen
   f.w_lo = posenc::detail::raw_data(buf.w_lo);
   f.logzeta = nullptr;
   if (opt.xpos.enabled) {
-    const long double g = opt.xpos.gamma, d = static_cast<long double>(2 * half);
-    for (std::size_t k = 0; k < half; ++k)
-      lz.push_back(static_cast<double>(std::log((static_cast<long double>(2 * k) / d + g) / (1 + g)) /
+    for (std::size_t k = 0; k < half; ++k)  // zeta_k written once: rotary/apply_plan.hpp
+      lz.push_back(static_cast<double>(std::log(posenc::rotary::detail::xpos_zeta_wide(k, 2 * half, opt.xpos.gamma)) /
                                        static_cast<long double>(opt.xpos.scale_base)));
     buf.logzeta = posenc::detail::upload<double>(lz.data(), half, where);
     f.logzeta = posenc::detail::raw_data(buf.logzeta);

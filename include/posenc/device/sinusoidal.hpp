@@ -39,34 +39,10 @@ namespace posenc::device {
 namespace detail {
 
 // ---- double-double helpers (exact with a fused multiply-add; same code on host and device) ----
-POSENC_HD inline double fma_hd(double a, double b, double c) {
-#if POSENC_DEVICE_COMPILER
-  return ::fma(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-POSENC_HD inline double sin_hd(double x) {
-#if POSENC_DEVICE_COMPILER
-  return ::sin(x);
-#else
-  return std::sin(x);
-#endif
-}
-POSENC_HD inline double cos_hd(double x) {
-#if POSENC_DEVICE_COMPILER
-  return ::cos(x);
-#else
-  return std::cos(x);
-#endif
-}
-POSENC_HD inline double nearbyint_hd(double x) {
-#if POSENC_DEVICE_COMPILER
-  return ::nearbyint(x);
-#else
-  return std::nearbyint(x);
-#endif
-}
+using posenc::detail::cos_hd;  // the host/device math of core/hd.hpp
+using posenc::detail::fma_hd;
+using posenc::detail::nearbyint_hd;
+using posenc::detail::sin_hd;
 
 struct dd {
   double hi, lo;

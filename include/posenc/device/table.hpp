@@ -23,7 +23,7 @@
 
 #include <posenc/adapters/thrust.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 
 namespace posenc {
 

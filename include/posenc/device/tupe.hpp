@@ -131,15 +131,8 @@ struct layer_norm_fn {
     T var = 0;
     for (std::size_t c = 0; c < d; ++c) var += (p[c] - mean) * (p[c] - mean);
     var = var / static_cast<T>(d);
-    const T rstd = T(1) / sqrt_hd(var + eps);
+    const T rstd = T(1) / posenc::detail::sqrt_hd(var + eps);
     for (std::size_t c = 0; c < d; ++c) x[r * d + c] = ((p[c] - mean) * rstd) * gamma[c] + beta[c];
-  }
-  POSENC_HD static T sqrt_hd(T v) {
-#if POSENC_DEVICE_COMPILER
-    return ::sqrt(v);
-#else
-    return std::sqrt(v);
-#endif
   }
 };
 

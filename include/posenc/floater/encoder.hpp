@@ -29,7 +29,7 @@
 #include <posenc/adapters/eigen.hpp>
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/floater/flow.hpp>
 #include <posenc/floater/forward.hpp>
 #include <posenc/floater/gradients.hpp>

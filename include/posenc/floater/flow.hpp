@@ -23,7 +23,7 @@
 #include <posenc/core/hd.hpp>
 #include <posenc/core/state_traits.hpp>
 #include <posenc/core/thread_pool.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 
 namespace posenc::floater {
 

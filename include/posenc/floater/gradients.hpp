@@ -19,7 +19,7 @@
 
 #include <posenc/adapters/eigen.hpp>
 #include <posenc/core/backend.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/floater/flow.hpp>
 #include <posenc/floater/kept_stages.hpp>
 #include <posenc/floater/replay.hpp>

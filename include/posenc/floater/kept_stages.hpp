@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/floater/flow.hpp>
 #include <posenc/ode/tableau.hpp>
 

@@ -16,7 +16,7 @@
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/thread_pool.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/floater/flow.hpp>
 #include <posenc/ode/grid.hpp>
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/floater/flow.hpp>
 #include <posenc/floater/kept_stages.hpp>
 #include <posenc/floater/table_cache.hpp>

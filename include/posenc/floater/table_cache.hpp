@@ -13,7 +13,7 @@
 
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 
 namespace posenc::floater::detail {
 

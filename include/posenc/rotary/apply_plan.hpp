@@ -23,7 +23,8 @@
 
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/tensor_view.hpp>
+#include <posenc/tensor/table.hpp>
+#include <posenc/tensor/tensor_view.hpp>
 #include <posenc/numeric/pair_rotation.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/rotary/frequencies.hpp>
@@ -36,7 +37,7 @@ namespace posenc::rotary {
 ///  - layout::half: (k, k + rotary_dim/2) ("rotate_half": GPT-NeoX, Hugging Face LLaMA).
 using layout = sinusoidal::layout;
 
-/// A strided view of a caller's buffer (posenc/encoding/tensor_view.hpp); the apply functions need
+/// A strided view of a caller's buffer (posenc/tensor/tensor_view.hpp); the apply functions need
 /// the last stride to be 1 (head_dim contiguous).
 using posenc::tensor_view;
 
@@ -76,9 +77,7 @@ namespace detail {
 
 using numeric::detail::load;  // a stored value in a wider type (numeric/pair_rotation.hpp)
 
-template <class T>
-inline constexpr bool is_storage_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                     std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+using posenc::detail::is_storage_v;  // float, double, Eigen::half, Eigen::bfloat16 (tensor/table.hpp)
 
 using wide = numeric::wide;
 
@@ -314,6 +313,15 @@ struct position_ids {
   std::span<const std::int64_t> ids;
 };
 
+namespace detail {
+/// xPos's decay zeta_k = (2k / rotary_dim + gamma) / (1 + gamma), in long double: the one place it
+/// is written (rotary::xpos_zeta, the host coefficients of rotary/coefficients.hpp and the device's
+/// of device/rotary.hpp, which take log(zeta_k) / scale_base). Arguments checked by the callers.
+inline numeric::wide xpos_zeta_wide(std::size_t k, std::size_t rotary_dim, numeric::wide gamma) noexcept {
+  return (static_cast<numeric::wide>(2 * k) / static_cast<numeric::wide>(rotary_dim) + gamma) / (1 + gamma);
+}
+}  // namespace detail
+
 /// The xPos decay of pair k of a rotary_dim-wide head: zeta_k = (2k / rotary_dim + gamma) / (1 + gamma).
 /// Throws invalid_argument unless rotary_dim is even and >= 2, k < rotary_dim / 2 and gamma > 0.
 inline double xpos_zeta(std::size_t k, std::size_t rotary_dim, double gamma = 0.4) {
@@ -324,7 +332,7 @@ inline double xpos_zeta(std::size_t k, std::size_t rotary_dim, double gamma = 0.
                           ", got ", k);
   posenc::detail::require<non_finite_error>(std::isfinite(gamma), where, "gamma: expected a finite value, got ", gamma);
   posenc::detail::require(gamma > 0, where, "gamma: expected gamma > 0, got ", gamma);
-  return (static_cast<double>(2 * k) / static_cast<double>(rotary_dim) + gamma) / (1.0 + gamma);
+  return static_cast<double>(detail::xpos_zeta_wide(k, rotary_dim, gamma));
 }
 
 }  // namespace posenc::rotary

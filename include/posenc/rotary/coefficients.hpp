@@ -41,9 +41,9 @@ class coefficients {
     }
     if (m_xpos) {
       m_logzeta.resize(m_half);
-      const wide g = opt.xpos.gamma, d = static_cast<wide>(2 * m_half);
       for (std::size_t k = 0; k < m_half; ++k)
-        m_logzeta[k] = std::log((static_cast<wide>(2 * k) / d + g) / (1 + g)) / static_cast<wide>(opt.xpos.scale_base);
+        m_logzeta[k] = std::log(detail::xpos_zeta_wide(k, 2 * m_half, opt.xpos.gamma)) /
+                       static_cast<wide>(opt.xpos.scale_base);
       m_center = opt.xpos.center;
     }
     if (!m_exact) {

@@ -22,6 +22,7 @@
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/extended.hpp>
+#include <posenc/numeric/frequencies.hpp>
 #include <posenc/numeric/phase.hpp>
 
 namespace posenc::rotary {
@@ -69,29 +70,15 @@ namespace detail {
 /// v as a pair (exact).
 inline exact_value exact(numeric::wide v) { return {v, 0}; }
 
-/// ln(base) for base > 0, as a pair.
-inline exact_value exact_log(numeric::wide base) { return numeric::ff_log(exact(base)); }
+/// ln(base) for base > 0, as a pair (numeric::log_pair).
+inline exact_value exact_log(numeric::wide base) { return numeric::log_pair(base); }
 
-/// omega_k = base^(-2k / exponent_dim) = e^(-(2k / exponent_dim) ln base) for k < pairs, from
-/// ln(base) as a pair: the one place the default RoPE frequency is written (every rule,
-/// rotary::options and rotary::default_frequencies call it). exponent_dim > 0 (not checked).
-/// With k = 8j + i, omega_k = e^(x_8j) e^(x_i) (x_k the exponent): pairs / 8 + 8 pair
-/// exponentials and one pair product per frequency instead of one exponential each (the rules'
-/// frequencies within 2^-124 relative of mpmath, tests/rotary/exact_phase.test.cpp).
+/// omega_k = base^(-2k / exponent_dim) for k < pairs, from ln(base) as a pair: the geometric
+/// frequencies of posenc/numeric/frequencies.hpp (the one place the formula is written; every rule,
+/// rotary::options and rotary::default_frequencies call it, as the sinusoidal tables do), with
+/// the rotary family's names in its size error. exponent_dim > 0.
 inline std::vector<exact_value> default_omega(std::size_t pairs, std::size_t exponent_dim, const exact_value& log_base) {
-  constexpr std::size_t block = 8;
-  const exact_value d = exact(static_cast<numeric::wide>(exponent_dim));
-  const auto e = [&](std::size_t k) {
-    return numeric::ff_exp(-(exact(static_cast<numeric::wide>(2 * k)) / d * log_base));
-  };
-  std::vector<exact_value> low(std::min(pairs, block));
-  for (std::size_t i = 0; i < low.size(); ++i) low[i] = e(i);
-  auto w = checked::make_vector<exact_value>(pairs, "rotary::frequencies", "rotary_dim / 2");
-  for (std::size_t j = 0; j * block < pairs; ++j) {
-    const exact_value high = e(j * block);
-    for (std::size_t i = 0; i < block && j * block + i < pairs; ++i) w[j * block + i] = j == 0 ? low[i] : high * low[i];
-  }
-  return w;
+  return numeric::geometric_frequencies(pairs, exponent_dim, log_base, "rotary::frequencies", "rotary_dim / 2");
 }
 
 }  // namespace detail
@@ -167,15 +154,19 @@ inline std::size_t validate(const frequencies& f, std::string_view where, std::s
 }
 
 /// The default (unscaled) RoPE frequencies: omega_k = base^(-2k / rotary_dim), with inv_freq_lo.
+/// The base is checked as every encoding checks it (numeric::check_frequency_base: finite, > 0;
+/// a base below 1 gives frequencies above 1, which rotary::validate bounds).
 inline frequencies default_frequencies(std::size_t rotary_dim, double base = 10000.0) {
   constexpr std::string_view where = "rotary::default_frequencies";
   posenc::detail::require(rotary_dim >= 2 && rotary_dim % 2 == 0, where,
                           "rotary_dim: expected an even rotary_dim >= 2, got ", rotary_dim);
-  posenc::detail::require<non_finite_error>(std::isfinite(base), where, "base: expected a finite base, got ", base);
-  posenc::detail::require(base > 1, where, "base: expected base > 1, got ", base);
+  numeric::check_frequency_base(base, where, "base");
   (void)checked::extent(rotary_dim, where, "rotary_dim");
-  return to_frequencies(
+  frequencies f = to_frequencies(
       {detail::default_omega(rotary_dim / 2, rotary_dim, detail::exact_log(static_cast<numeric::wide>(base))), 1.0});
+  // in double, as every rotation uses them (a base near 0 gives frequencies beyond double's range)
+  (void)rotary::validate(f, where, "base: the frequencies base^(-2k / rotary_dim), freqs");
+  return f;
 }
 
 }  // namespace posenc::rotary

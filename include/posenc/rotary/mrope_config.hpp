@@ -38,7 +38,7 @@
 #include <posenc/rotary/axes.hpp>
 #include <posenc/rotary/frequencies.hpp>
 #include <posenc/rotary/mrope.hpp>
-#include <posenc/rotary/rule_params.hpp>
+#include <posenc/rotary/rules/rule_params.hpp>
 
 namespace posenc::rotary {
 

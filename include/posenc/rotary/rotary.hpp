@@ -16,7 +16,7 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/rotary/apply.hpp>
 #include <posenc/rotary/frequencies.hpp>
 #include <posenc/sinusoidal/sinusoidal.hpp>
@@ -41,9 +41,7 @@ struct row_heads {
 /// even rotary_dim <= head_dim); throws invalid_argument / shape_error / non_finite_error naming the
 /// field, with `where` as the caller.
 inline row_heads validate(std::size_t cols, const options& opt, std::string_view where = "rotary::options") {
-  posenc::detail::require<non_finite_error>(std::isfinite(opt.base), where, "options.base: expected a finite base, got ",
-                                            opt.base);
-  posenc::detail::require(opt.base > 0, where, "options.base: expected base > 0, got ", opt.base);
+  numeric::check_frequency_base(opt.base, where, "options.base");
   posenc::detail::require<non_finite_error>(std::isfinite(opt.first_position) && std::isfinite(opt.position_step),
                                             where, "options.first_position/position_step: expected finite values, got ",
                                             opt.first_position, " and ", opt.position_step);
@@ -65,9 +63,7 @@ inline row_heads validate(std::size_t cols, const options& opt, std::string_view
 /// for a rotary_dim above posenc::max_extent (the checks rotary::validate makes, for a direct call).
 inline frequencies options_frequencies(const options& opt, std::size_t rotary_dim) {
   constexpr std::string_view where = "rotary::options_frequencies";
-  posenc::detail::require<non_finite_error>(std::isfinite(opt.base), where, "options.base: expected a finite base, got ",
-                                            opt.base);
-  posenc::detail::require(opt.base > 0, where, "options.base: expected base > 0, got ", opt.base);
+  numeric::check_frequency_base(opt.base, where, "options.base");
   posenc::detail::require(rotary_dim >= 2 && rotary_dim % 2 == 0, where,
                           "rotary_dim: expected an even rotary_dim >= 2, got ", rotary_dim);
   (void)checked::extent(rotary_dim, where, "rotary_dim");

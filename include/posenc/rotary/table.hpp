@@ -33,7 +33,7 @@
 
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/numeric/phase_fill.hpp>
 #include <posenc/rotary/frequencies.hpp>

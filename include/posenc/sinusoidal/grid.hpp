@@ -32,7 +32,7 @@
 
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/sinusoidal/options.hpp>
 #include <posenc/sinusoidal/sinusoidal.hpp>
 

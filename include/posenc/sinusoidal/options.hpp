@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The options that select one sinusoidal table, their validation, and the m = d/2 frequencies in
-// long double: what the host tables (posenc/sinusoidal/sinusoidal.hpp), the device tables
+// long double (posenc/numeric/frequencies.hpp's, rounded): what the host tables (posenc/sinusoidal/sinusoidal.hpp), the device tables
 // (posenc/device/sinusoidal.hpp) and the rotary family share.
 #pragma once
 
@@ -12,6 +12,7 @@
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/core/thread_pool.hpp>
+#include <posenc/numeric/frequencies.hpp>
 #include <posenc/numeric/phase.hpp>
 
 namespace posenc::sinusoidal {
@@ -56,9 +57,7 @@ inline std::size_t pair_count(std::size_t d, const options& opt, std::string_vie
   (void)checked::extent(d, where, "d");
   posenc::detail::require(d % 2 == 0 || opt.odd == odd_dimension::zero_pad, where,
                           "d: expected an even d (or options.odd = odd_dimension::zero_pad), got ", d);
-  posenc::detail::require<non_finite_error>(std::isfinite(opt.base), where, "options.base: expected a finite base, got ",
-                                            opt.base);
-  posenc::detail::require(opt.base > 0, where, "options.base: expected base > 0, got ", opt.base);
+  numeric::check_frequency_base(opt.base, where, "options.base");
   posenc::detail::require<non_finite_error>(std::isfinite(opt.first_position), where,
                                             "options.first_position: expected a finite position, got ",
                                             opt.first_position);
@@ -78,18 +77,19 @@ inline std::size_t pair_count(std::size_t d, const options& opt, std::string_vie
 /// checked (posenc::invalid_argument / non_finite_error naming options.base or options.spacing).
 inline std::vector<numeric::wide> frequencies_wide(std::size_t m, const options& opt) {
   constexpr std::string_view where = "sinusoidal::frequencies_wide";
-  posenc::detail::require<non_finite_error>(std::isfinite(opt.base), where, "options.base: expected a finite base, got ",
-                                            opt.base);
-  posenc::detail::require(opt.base > 0, where, "options.base: expected base > 0, got ", opt.base);
+  numeric::check_frequency_base(opt.base, where, "options.base");
   posenc::detail::require(opt.spacing == spacing::two_k_over_d || opt.spacing == spacing::k_over_half_minus_one, where,
                           "options.spacing: expected spacing::two_k_over_d or spacing::k_over_half_minus_one");
   using wide = numeric::wide;
+  // base^(-2k / D) with D = 2m (eq. 6) or 2 (m - 1) (k / (m - 1) = 2k / (2 (m - 1))): the geometric
+  // frequencies of posenc/numeric/frequencies.hpp, the rotary family's formula, rounded once to
+  // long double (correctly rounded but for the pair's ~2^-120 relative error).
+  if (m == 0) return {};
+  const std::size_t denom = opt.spacing == spacing::two_k_over_d ? 2 * m : 2 * (m > 1 ? m - 1 : 1);
+  const auto exact = numeric::geometric_frequencies(m, denom, numeric::log_pair(static_cast<wide>(opt.base)), where,
+                                                    "d / 2 frequencies");
   std::vector<wide> w = checked::make_vector<wide>(m, where, "d / 2 frequencies");
-  const wide lb = std::log(static_cast<wide>(opt.base));
-  const wide denom = opt.spacing == spacing::two_k_over_d
-                         ? static_cast<wide>(2 * m)
-                         : static_cast<wide>(2 * (m > 1 ? m - 1 : 1));  // k/(m-1) = 2k/(2(m-1))
-  for (std::size_t k = 0; k < m; ++k) w[k] = std::exp(-lb * static_cast<wide>(2 * k) / denom);
+  for (std::size_t k = 0; k < m; ++k) w[k] = exact[k].hi + exact[k].lo;
   return w;
 }
 

@@ -29,7 +29,7 @@
 
 #include <posenc/core/error.hpp>
 #include <posenc/core/thread_pool.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/numeric/phase.hpp>
 #include <posenc/numeric/phase_fill.hpp>
 #include <posenc/sinusoidal/options.hpp>

@@ -12,7 +12,7 @@
 
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/toeplitz/matrix.hpp>
 #include <posenc/toeplitz/product.hpp>
 

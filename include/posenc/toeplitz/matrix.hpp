@@ -18,7 +18,7 @@
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/fft/plan.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 
 namespace posenc::toeplitz {
 

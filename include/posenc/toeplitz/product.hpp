@@ -19,7 +19,7 @@
 #include <posenc/core/error.hpp>
 #include <posenc/core/thread_pool.hpp>
 #include <posenc/numeric/fft.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/toeplitz/matrix.hpp>
 
 namespace posenc::toeplitz {

@@ -13,7 +13,7 @@
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/real_spectrum.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/toeplitz/matrix.hpp>
 
 namespace posenc::toeplitz {

@@ -18,7 +18,7 @@
 #include <Eigen/Core>
 
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/tupe/tupe.hpp>
 
 namespace posenc::tupe {

@@ -7,7 +7,7 @@
 #if defined(POSENC_PC_EIGEN)
 #include <posenc/posenc.hpp>
 #else
-#include <posenc/io/image.hpp>
+#include <posenc/io/npy.hpp>
 #include <posenc/ode.hpp>
 #endif
 #include <posenc/version.hpp>

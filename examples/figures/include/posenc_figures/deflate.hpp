@@ -4,7 +4,8 @@
 // dynamic-Huffman, a fixed-Huffman and a stored encoding (so the output is at most 6 bytes per
 // 32768 symbols, plus one, larger than the input). Huffman code lengths are limited to 15 bits (7 for the
 // code-length code) by halving the frequencies until the tree fits. Compression only; any inflater
-// (zlib, a browser) reads the output. Standard library only.
+// (zlib, a browser) reads the output. Standard library and posenc's errors only. Part of the posenc_figures target
+// (the PNG writer of the examples' figures), never installed with posenc's headers.
 #pragma once
 
 #include <algorithm>
@@ -21,7 +22,7 @@
 
 #include <posenc/core/error.hpp>
 
-namespace posenc::io {
+namespace posenc::figures {
 
 /// Effort of the LZ77 match search.
 struct deflate_options {
@@ -414,4 +415,4 @@ inline void check_deflate_options(const deflate_options& opt, std::string_view w
   return out;
 }
 
-}  // namespace posenc::io
+}  // namespace posenc::figures

@@ -2,8 +2,10 @@
 // A dependency-free PNG writer: 8-bit RGB images, and heatmaps of a row-major table through a
 // colormap (viridis, gray, or a blue-white-red diverging map for signed data). Each scanline gets
 // the PNG filter (None, Sub, Up, Average, Paeth) with the smallest sum of absolute residuals, and
-// the filtered lines are compressed by posenc/io/deflate.hpp (LZ77 + Huffman); CRC-32 is computed
-// here. Standard library only.
+// the filtered lines are compressed by posenc_figures/deflate.hpp (LZ77 + Huffman); CRC-32 is computed
+// here. Standard library and posenc's core only (errors, checked sizes, the checked file writer).
+// Figure-making, not positional encoding: this is the posenc_figures target of the project's own
+// examples, tests and docs (CMakeLists.txt), never installed with posenc's headers.
 #pragma once
 
 #include <algorithm>
@@ -22,10 +24,10 @@
 
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/io/deflate.hpp>
+#include <posenc_figures/deflate.hpp>
 #include <posenc/io/detail/bytes.hpp>
 
-namespace posenc::io {
+namespace posenc::figures {
 
 /// Colormaps of write_png_heatmap.
 enum class colormap : std::uint8_t {
@@ -81,7 +83,7 @@ inline void append_be32(std::vector<std::byte>& out, std::uint32_t v) {
 inline void png_chunk(std::vector<std::byte>& out, std::string_view type, const std::byte* data, std::size_t n) {
   append_be32(out, static_cast<std::uint32_t>(n));
   const std::size_t type_at = out.size();
-  append_bytes(out, type);
+  io::detail::append_bytes(out, type);
   out.insert(out.end(), data, data + n);
   crc32 c;
   c.update(out.data() + type_at, 4 + n);
@@ -239,7 +241,7 @@ inline void write_png_rgb(const std::filesystem::path& path, std::span<const std
   posenc::detail::require<shape_error>(rgb.size() == 3 * width * height, "write_png_rgb", "rgb must hold 3 * ",
                                        width, " * ", height, " = ", 3 * width * height, " bytes, got ", rgb.size());
   const auto png = detail::png_encode_rgb(rgb, width, height);
-  detail::write_file(path, png, {}, "write_png_rgb");
+  io::detail::write_file(path, png, {}, "write_png_rgb");  // the library's checked file writer
 }
 
 /// The RGB pixels of a heatmap of a row-major rows x cols table (row i = image row i, top first):
@@ -249,7 +251,7 @@ inline void write_png_rgb(const std::filesystem::path& path, std::span<const std
 template <class T>
 [[nodiscard]] std::vector<std::uint8_t> heatmap_rgb(const T* data, std::size_t rows, std::size_t cols,
                                                     const heatmap_options& opt = {}) {
-  static_assert(std::is_arithmetic_v<T>, "posenc::io::heatmap_rgb: T must be arithmetic");
+  static_assert(std::is_arithmetic_v<T>, "posenc::figures::heatmap_rgb: T must be arithmetic");
   constexpr std::string_view where = "heatmap_rgb";
   posenc::detail::require(data != nullptr, where, "data must not be null");
   posenc::detail::require(rows > 0 && cols > 0, where, "table must be at least 1 x 1, got ", rows, " x ", cols);
@@ -308,4 +310,4 @@ void write_png_heatmap(const std::filesystem::path& path, const T* data, std::si
   write_png_rgb(path, rgb, cols * opt.pixel_size, rows * opt.pixel_size);
 }
 
-}  // namespace posenc::io
+}  // namespace posenc::figures

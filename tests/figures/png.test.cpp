@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// posenc/io/image.hpp and posenc/io/deflate.hpp: every PNG written is decoded by an independent
-// minimal reader written here from the PNG (ISO 15948) and zlib/deflate (RFC 1950/1951)
-// specifications: chunk CRCs by the bitwise CRC-32 definition, the zlib header check, inflation of
+// posenc_figures/png.hpp and posenc_figures/deflate.hpp (the figures target, examples/figures/):
+// every PNG written is decoded by an independent minimal reader written here from the PNG
+// (ISO 15948) and zlib/deflate (RFC 1950/1951) specifications: chunk CRCs by the bitwise CRC-32 definition, the zlib header check, inflation of
 // stored, fixed- and dynamic-Huffman blocks (codes decoded bit by bit from their canonical
 // definition), Adler-32 by its definition, the five scanline filters undone; pixels are compared
 // exactly with colors computed here from the colormaps' definitions (published viridis stops, gray
@@ -20,13 +20,12 @@
 #include <string>
 #include <vector>
 
-#include <posenc/io/deflate.hpp>
-
-#include <posenc/io/image.hpp>
+#include <posenc_figures/deflate.hpp>
+#include <posenc_figures/png.hpp>
 
 #include "io/helpers.hpp"
 
-namespace pio = posenc::io;
+namespace pio = posenc::figures;
 using io_test::bytes;
 
 namespace {
@@ -298,16 +297,16 @@ using rgb3 = std::array<std::uint8_t, 3>;
 TEST_CASE("png checksums match the published check values") {
   // CRC-32/ISO-HDLC("123456789") = 0xCBF43926; Adler-32("Wikipedia") = 0x11E60398 (RFC 1950 example).
   const std::string s = "123456789", w = "Wikipedia";
-  posenc::io::detail::crc32 c;
+  posenc::figures::detail::crc32 c;
   c.update(reinterpret_cast<const std::byte*>(s.data()), s.size());
   CHECK(c.value() == 0xCBF43926u);
-  posenc::io::detail::adler32 a;
+  posenc::figures::detail::adler32 a;
   a.update(reinterpret_cast<const std::byte*>(w.data()), w.size());
   CHECK(a.value() == 0x11E60398u);
   // Long input: the deferred modulo agrees with the per-byte definition.
   std::vector<std::uint8_t> big(100000);
   for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::uint8_t>(255 - (i * 31) % 256);
-  posenc::io::detail::adler32 a2;
+  posenc::figures::detail::adler32 a2;
   a2.update(reinterpret_cast<const std::byte*>(big.data()), big.size());
   CHECK(a2.value() == adler32_naive(big));
 }
@@ -330,7 +329,7 @@ TEST_CASE("png RGB images decode to the same pixels, including several blocks an
   std::mt19937 rng(3);
   std::vector<std::uint8_t> rgb(3 * 50 * 40);
   for (auto& b : rgb) b = static_cast<std::uint8_t>(rng());
-  const auto png = posenc::io::detail::png_encode_rgb(rgb, 50, 40, 1000);
+  const auto png = posenc::figures::detail::png_encode_rgb(rgb, 50, 40, 1000);
   const auto d = decode_png(png);
   CHECK(d.idat_chunks == (d.zlib_size + 999) / 1000);
   CHECK(d.idat_chunks >= 2);

@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: MIT
+# The lists written beside cmake/posenc_families.cmake, checked against it (what is not generated
+# from it is tested here):
+#   1. include/posenc/posenc.hpp includes <posenc/NAME.hpp> for every family (also layering.includes);
+#   2. include/posenc/device/encodings.hpp includes <posenc/device/NAME.hpp> for every family, and
+#      every other header of device/ (nothing in device/ is left out of the one include);
+#   3. the package descriptions of conanfile.py and packaging/vcpkg/ports/posenc/vcpkg.json name
+#      every family by its POSENC_FAMILY_TITLE_NAME;
+#   4. every family has a POSENC_FAMILY_PAGE_NAME, a page {#PAGE} of docs/*.md (the docs.browser
+#      screenshots are made from these in docs/CMakeLists.txt).
+#   cmake -DPOSENC_SOURCE_DIR=<repo> -P tests/layering/check_lists.cmake
+cmake_minimum_required(VERSION 3.24)
+if(NOT POSENC_SOURCE_DIR)
+  get_filename_component(POSENC_SOURCE_DIR "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
+endif()
+set(src "${POSENC_SOURCE_DIR}")
+set(POSENC_FAMILIES "")
+include("${src}/cmake/posenc_families.cmake")
+if(NOT POSENC_FAMILIES)
+  message(FATAL_ERROR "lists: ${src}/cmake/posenc_families.cmake sets no POSENC_FAMILIES")
+endif()
+set(errors "")
+function(violation msg)
+  set(errors "${errors}  ${msg}\n" PARENT_SCOPE)
+endfunction()
+
+# the posenc/... headers a file includes
+function(includes_of file out)
+  set(found "")
+  if(EXISTS "${file}")
+    file(STRINGS "${file}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*<posenc/")
+    foreach(l IN LISTS lines)
+      if(l MATCHES "<posenc/([^>]+)>")
+        list(APPEND found "${CMAKE_MATCH_1}")
+      endif()
+    endforeach()
+  endif()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
+# 1. the umbrella header
+includes_of("${src}/include/posenc/posenc.hpp" umbrella)
+foreach(f IN LISTS POSENC_FAMILIES)
+  if(NOT "${f}.hpp" IN_LIST umbrella)
+    violation("include/posenc/posenc.hpp: does not include <posenc/${f}.hpp> (family '${f}')")
+  endif()
+endforeach()
+
+# 2. the device umbrella
+set(dev "${src}/include/posenc/device")
+includes_of("${dev}/encodings.hpp" device_umbrella)
+foreach(f IN LISTS POSENC_FAMILIES)
+  if(NOT EXISTS "${dev}/${f}.hpp")
+    violation("include/posenc/device/${f}.hpp: family '${f}' has no device header")
+  endif()
+endforeach()
+file(GLOB device_headers RELATIVE "${dev}" "${dev}/*.hpp")
+foreach(h IN LISTS device_headers)
+  if(NOT h STREQUAL "encodings.hpp" AND NOT "device/${h}" IN_LIST device_umbrella)
+    violation("include/posenc/device/encodings.hpp: does not include <posenc/device/${h}>")
+  endif()
+endforeach()
+
+# 3. the package descriptions
+set(descriptions "")
+file(READ "${src}/conanfile.py" conan)
+string(REGEX REPLACE "\"[ \t]*\\\\\n[ \t]*\"" "" conan "${conan}")  # join "..." \ "..." continuations
+if(conan MATCHES "\n[ \t]*description[ \t]*=[ \t]*\"([^\"]*)\"")
+  list(APPEND descriptions "conanfile.py|${CMAKE_MATCH_1}")
+else()
+  violation("conanfile.py: no description = \"...\" found")
+endif()
+file(READ "${src}/packaging/vcpkg/ports/posenc/vcpkg.json" vcpkg)
+string(JSON vdesc ERROR_VARIABLE jerr GET "${vcpkg}" description)
+if(jerr)
+  violation("packaging/vcpkg/ports/posenc/vcpkg.json: no top-level description (${jerr})")
+else()
+  list(APPEND descriptions "packaging/vcpkg/ports/posenc/vcpkg.json|${vdesc}")
+endif()
+foreach(f IN LISTS POSENC_FAMILIES)
+  if(NOT POSENC_FAMILY_TITLE_${f})
+    violation("cmake/posenc_families.cmake: family '${f}' has no POSENC_FAMILY_TITLE_${f}")
+    continue()
+  endif()
+  foreach(d IN LISTS descriptions)
+    string(FIND "${d}" "|" bar)
+    string(SUBSTRING "${d}" 0 ${bar} where)
+    math(EXPR bar "${bar} + 1")
+    string(SUBSTRING "${d}" ${bar} -1 text)
+    string(FIND "${text}" "${POSENC_FAMILY_TITLE_${f}}" at)
+    if(at LESS 0)
+      violation("${where}: the description does not name family '${f}' (\"${POSENC_FAMILY_TITLE_${f}}\"): ${text}")
+    endif()
+  endforeach()
+endforeach()
+
+# 4. the docs pages
+file(GLOB pages "${src}/docs/*.md")
+set(page_ids "")
+foreach(p IN LISTS pages)
+  file(STRINGS "${p}" heads REGEX "\\{#[A-Za-z0-9_-]+\\}")
+  foreach(h IN LISTS heads)
+    string(REGEX MATCHALL "\\{#[A-Za-z0-9_-]+\\}" ids "${h}")
+    foreach(id IN LISTS ids)
+      string(REGEX REPLACE "^\\{#(.*)\\}$" "\\1" id "${id}")
+      list(APPEND page_ids "${id}")
+    endforeach()
+  endforeach()
+endforeach()
+foreach(f IN LISTS POSENC_FAMILIES)
+  if(NOT POSENC_FAMILY_PAGE_${f})
+    violation("cmake/posenc_families.cmake: family '${f}' has no POSENC_FAMILY_PAGE_${f}")
+  elseif(NOT POSENC_FAMILY_PAGE_${f} IN_LIST page_ids)
+    violation("cmake/posenc_families.cmake: POSENC_FAMILY_PAGE_${f} = ${POSENC_FAMILY_PAGE_${f}} is no {#id} of docs/*.md")
+  endif()
+endforeach()
+
+if(errors)
+  message(FATAL_ERROR "lists: the lists beside cmake/posenc_families.cmake disagree with it\n${errors}")
+endif()
+list(LENGTH POSENC_FAMILIES n)
+message(STATUS "lists: posenc.hpp, device/encodings.hpp, the Conan and vcpkg descriptions and the docs pages agree with the ${n} families (${POSENC_FAMILIES})")
