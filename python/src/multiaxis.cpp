@@ -47,6 +47,21 @@ posenc::rotary::axis_frequencies axis_freqs_of(const Tensor& freqs, const Tensor
   return f;
 }
 
+/// (freqs float64 [pairs, 2, 3], axis int64 [pairs]) of f, exactly (axis_freqs_of reads them back).
+std::tuple<Tensor, Tensor> axis_frequency_tensors(const posenc::rotary::axis_frequencies& f) {
+  const auto pairs = static_cast<int64_t>(f.freqs.inv_freq.size());
+  Tensor freqs = at::zeros({pairs, 2, kWideParts}, at::TensorOptions().dtype(at::kDouble));
+  Tensor axis = at::empty({pairs}, at::TensorOptions().dtype(at::kLong));
+  double* w = freqs.data_ptr<double>();
+  for (int64_t k = 0; k < pairs; ++k) {
+    const auto ku = static_cast<std::size_t>(k);
+    split_wide(f.freqs.inv_freq[ku], w + k * 2 * kWideParts);
+    if (!f.freqs.inv_freq_lo.empty()) split_wide(f.freqs.inv_freq_lo[ku], w + k * 2 * kWideParts + kWideParts);
+    axis.data_ptr<int64_t>()[k] = f.axis[ku];
+  }
+  return {freqs, axis};
+}
+
 Tensor axis_positions_of(const Tensor& position_ids, const char* op) {
   TORCH_CHECK_VALUE(position_ids.defined(), "posenc: ", op, ": position_ids: expected a tensor, got an undefined tensor");
   TORCH_CHECK_VALUE(position_ids.device().is_cpu(), "posenc: ", op, ": position_ids: expected a CPU tensor, got device '",
@@ -67,16 +82,7 @@ Tensor axis_positions_of(const Tensor& position_ids, const char* op) {
 std::tuple<Tensor, Tensor, double, int64_t, bool, std::vector<int64_t>, int64_t, int64_t, int64_t, bool, double>
 mrope_config(const std::string& config_json) {
   const auto m = guarded([&] { return posenc::rotary::load_mrope_config(config_json); });
-  const auto pairs = static_cast<int64_t>(m.freqs.freqs.inv_freq.size());
-  Tensor freqs = at::zeros({pairs, 2, kWideParts}, at::TensorOptions().dtype(at::kDouble));
-  Tensor axis = at::empty({pairs}, at::TensorOptions().dtype(at::kLong));
-  double* w = freqs.data_ptr<double>();
-  for (int64_t k = 0; k < pairs; ++k) {
-    const auto ku = static_cast<std::size_t>(k);
-    split_wide(m.freqs.freqs.inv_freq[ku], w + k * 2 * kWideParts);
-    if (!m.freqs.freqs.inv_freq_lo.empty()) split_wide(m.freqs.freqs.inv_freq_lo[ku], w + k * 2 * kWideParts + kWideParts);
-    axis.data_ptr<int64_t>()[k] = m.freqs.axis[ku];
-  }
+  const auto [freqs, axis] = axis_frequency_tensors(m.freqs);
   std::vector<int64_t> section(m.section.begin(), m.section.end());
   const int64_t style = m.style == posenc::rotary::mrope_style::sections ? 0
                         : m.style == posenc::rotary::mrope_style::interleaved ? 1 : 2;
@@ -322,17 +328,7 @@ std::tuple<Tensor, Tensor> axes_layout_frequencies(const std::string& model, con
     TORCH_CHECK_VALUE(false, "posenc: ", op, ": model: expected ", kLayoutFreqModels, ", got '", model, "'");
     return {};
   });
-  const auto pairs = static_cast<int64_t>(f.freqs.inv_freq.size());
-  Tensor freqs = at::zeros({pairs, 2, kWideParts}, at::TensorOptions().dtype(at::kDouble));
-  Tensor axis = at::empty({pairs}, at::TensorOptions().dtype(at::kLong));
-  double* w = freqs.data_ptr<double>();
-  for (int64_t k = 0; k < pairs; ++k) {
-    const auto ku = static_cast<std::size_t>(k);
-    split_wide(f.freqs.inv_freq[ku], w + k * 2 * kWideParts);
-    if (!f.freqs.inv_freq_lo.empty()) split_wide(f.freqs.inv_freq_lo[ku], w + k * 2 * kWideParts + kWideParts);
-    axis.data_ptr<int64_t>()[k] = f.axis[ku];
-  }
-  return {freqs, axis};
+  return axis_frequency_tensors(f);
 }
 
 /// A model's int64 positions [A, tokens] (rotary/diffusion.hpp, rotary/vision.hpp), as a list:
