@@ -1,6 +1,4 @@
 """Fake kernels of the TUPE ops (tupe.cpp)."""
-import torch
-
 from ._common import register
 
 
