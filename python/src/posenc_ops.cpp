@@ -1909,12 +1909,19 @@ namespace decode_ops {
 
 namespace rt = posenc::rotary;
 
+/// The integers of t (int64 or int32, any strides) as int64, in row-major order.
+std::vector<int64_t> integers_of(const Tensor& t) {
+  if (t.scalar_type() == at::kLong && t.is_contiguous())
+    return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+  const Tensor c = t.to(at::kLong).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
 /// The positions of a decode step, one per row of x (dense: per sequence; ragged: per token), or
 /// std::nullopt where the call is not one (rope_ serves it).
 std::optional<std::vector<int64_t>> decode_positions(const Tensor& x, const c10::optional<Tensor>& position_ids,
                                                      const c10::optional<Tensor>& cu_seqlens,
                                                      const c10::optional<Tensor>& offsets) {
-  constexpr const char* op = "rope_decode_";
   if (!x.defined() || !x.device().is_cpu() || x.layout() != at::kStrided || (x.dim() != 4 && x.dim() != 3))
     return std::nullopt;
   const auto plain = [](const c10::optional<Tensor>& t) {
@@ -1928,19 +1935,19 @@ std::optional<std::vector<int64_t>> decode_positions(const Tensor& x, const c10:
     if (!plain(position_ids) || cu_seqlens || offsets || position_ids->sizes().vec() != want ||
         (x.dim() == 4 && x.size(2) != 1))
       return std::nullopt;
-    pos = index_vector(position_ids, op, "position_ids");
+    pos = integers_of(*position_ids);
   } else if (x.dim() == 4) {
     if (x.size(2) != 1 || cu_seqlens || (offsets && (!plain(offsets) || offsets->sizes().vec() != std::vector<int64_t>{rows})))
       return std::nullopt;
-    pos = offsets ? index_vector(offsets, op, "offsets") : std::vector<int64_t>(static_cast<std::size_t>(rows), 0);
+    pos = offsets ? integers_of(*offsets) : std::vector<int64_t>(static_cast<std::size_t>(rows), 0);
   } else {  // ragged: single-token sequences
     if (!plain(cu_seqlens) || cu_seqlens->sizes().vec() != std::vector<int64_t>{rows + 1} ||
         (offsets && (!plain(offsets) || offsets->sizes().vec() != std::vector<int64_t>{rows})))
       return std::nullopt;
-    const auto cu = index_vector(cu_seqlens, op, "cu_seqlens");
+    const auto cu = integers_of(*cu_seqlens);
     for (int64_t t = 0; t <= rows; ++t)
       if (cu[static_cast<std::size_t>(t)] != t) return std::nullopt;
-    pos = offsets ? index_vector(offsets, op, "offsets") : std::vector<int64_t>(static_cast<std::size_t>(rows), 0);
+    pos = offsets ? integers_of(*offsets) : std::vector<int64_t>(static_cast<std::size_t>(rows), 0);
   }
   for (const int64_t p : pos)
     if (p < 0 || p >= (int64_t{1} << 53)) return std::nullopt;  // rope_ names the bad position
@@ -2043,7 +2050,7 @@ std::tuple<Tensor, Tensor> rope_decode_cos_sin(const Tensor& position_ids, const
       inv_freq.scalar_type() != at::kDouble ||
       (dtype != at::kFloat && dtype != at::kDouble && dtype != at::kHalf && dtype != at::kBFloat16))
     return exact();
-  const auto pos = index_vector(position_ids, op, "position_ids");
+  const auto pos = integers_of(position_ids);
   const auto [lo, hi] = std::minmax_element(pos.begin(), pos.end());
   if (*lo < 0 || *hi >= (int64_t{1} << 53)) return exact();
   const auto w = frequencies_of(inv_freq, attention_factor, op, "inv_freq");

@@ -92,6 +92,11 @@ def test_decode_steps_bitwise_the_exact_path(dtype):
     assert bits_equal(rot(qr, position_ids=pos[:, 0])[0], qe[:, :, 0])
     cu = torch.arange(B + 1)
     assert bits_equal(rot(qr, cu_seqlens=cu, offsets=pos[:, 0])[0], qe[:, :, 0])
+    # one position for the batch, [1] (expanded to [B, 1]: stride 0) and an expanded [B, 1] view
+    one = pos[3]
+    qs = exact(rot, q, one.expand(B, 1).contiguous(), position_ids=one.expand(B, 1).contiguous())
+    assert bits_equal(rot(q, position_ids=one)[0], qs)
+    assert bits_equal(rot(q, position_ids=one[None].expand(B, 1))[0], qs)
     # the same positions through the dense path with seq > 1 (prefill): rope_ itself
     qp = torch.randn(2, 4, 9, 64, dtype=dtype)
     pp = torch.randint(0, 5000, (2, 9))

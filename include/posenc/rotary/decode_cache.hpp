@@ -266,8 +266,8 @@ class decode_cache {
   }
 
   /// The cos/sin rows in T of frequencies f (rotary::table<T>(f, positions) bit for bit: what
-  /// transformers-style rotary modules return, gathered), with a row for every position 0 ..
-  /// max_position; nullptr under the same conditions as table().
+  /// transformers-style rotary modules return, gathered), with a row for every position from 0
+  /// to max_position; nullptr under the same conditions as table().
   template <class T>
   std::shared_ptr<const detail::cos_sin_rows<T>> cos_sin(const frequencies& f, std::int64_t max_position,
                                                         std::size_t threads = 1) {
