@@ -155,6 +155,11 @@ TEST_CASE("decode_cache::cos_sin: rows bitwise rotary::table at the same positio
   check_type(Eigen::half{});
   check_type(Eigen::bfloat16{});
   CHECK(cache.stats().tables == 4);  // one per element type
+  // rotary::table's own checks reach the caller (not a worker thread): a factor past Eigen::half's range
+  const auto big = rule_frequencies(24, 1e6);
+  (void)cache.cos_sin<Eigen::half>(big, 10, 2);
+  posenc_test::expect_error<posenc::invalid_argument>([&] { (void)cache.cos_sin<Eigen::half>(big, 10, 2); },
+                                                      "attention_factor");
 }
 
 TEST_CASE("decode: one position shared by the batch, positions past the cap, runs of ragged positions: still exact") {

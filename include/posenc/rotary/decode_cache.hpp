@@ -176,6 +176,10 @@ class cos_sin_rows {
       from = std::min(prev->m_rows, rows);
       std::copy_n(prev->m_c.begin(), static_cast<std::ptrdiff_t>(from * width), m_c.begin());
     }
+    // rotary::table's checks (the attention factor in T's range, ...) here, on the calling
+    // thread: nothing may throw on a worker of parallel_chunks
+    const double first = static_cast<double>(from);
+    (void)rotary::table<T>(f, std::span<const double>(&first, 1), table_layout::pairs);
     constexpr std::size_t block = 256;
     const std::size_t blocks = (rows - from + block - 1) / block;
     posenc::parallel_chunks(blocks, threads, [&](std::size_t b0, std::size_t b1) {
