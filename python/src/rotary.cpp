@@ -2,11 +2,15 @@
 // 1-D RoPE as PyTorch operators: rope_rotate / rope_rotate_ (the rotation of posenc::rotary's
 // options), the frequencies of a transformers config (rope_frequencies, rope_frequencies_at,
 // rope_layer_types), their exact cos/sin (rope_cos_sin), and rope / rope_ (q or k [B, H, S, D] or
-// ragged [T, H, D] by those frequencies, xPos). rope and rope_rotate are differentiable (the
-// backward is the transposed rotation, the same op). Conventions: common.hpp.
+// ragged [T, H, D] by those frequencies, xPos), and the decode steps served from the shared table
+// of posenc::rotary::decode_cache (rope_decode / rope_decode_, rope_decode_cos_sin, rope_cache_*).
+// rope and rope_rotate are differentiable (the backward is the transposed rotation, the same op).
+// Conventions: common.hpp.
 #include "common.hpp"
 #include "rotary_tensors.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <span>
 #include <tuple>
 
@@ -376,6 +380,228 @@ Tensor rope_rotate_autograd(const Tensor& x, const c10::optional<Tensor>& positi
 
 }  // namespace
 
+// ---- RoPE decode steps from the shared table (posenc/rotary/decode_cache.hpp) --------------------
+//
+// rope_decode_ / rope_decode: rope_ / rope (no xPos, no transpose) of q and, when given, k (one
+// call: the fixed cost of a call once) that serve a decode step, one token per sequence (dense
+// [B, H, 1, D] with offsets [B] or position_ids [B, 1]; ragged [T, H, D] with position_ids [T],
+// or cu_seqlens of single tokens and offsets) from the process-wide table of
+// posenc::rotary::decode_cache: bitwise rope_'s result. Every other call (and any bad input, for
+// rope_'s messages) is rope_ itself, on q and on k. rope_decode_cos_sin: rope_cos_sin with integer
+// positions gathered from the shared cos/sin rows (what patch_rotary's modules return). rope_cache_info / _clear / _limits
+// look at and bound the table cache.
+namespace decode_ops {
+
+namespace rt = posenc::rotary;
+
+/// The integers of t (int64 or int32, any strides) as int64, in row-major order.
+std::vector<int64_t> integers_of(const Tensor& t) {
+  if (t.scalar_type() == at::kLong && t.is_contiguous())
+    return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+  const Tensor c = t.to(at::kLong).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+/// The positions of a decode step, one per row of x (dense: per sequence; ragged: per token), or
+/// std::nullopt where the call is not one (rope_ serves it).
+std::optional<std::vector<int64_t>> decode_positions(const Tensor& x, const c10::optional<Tensor>& position_ids,
+                                                     const c10::optional<Tensor>& cu_seqlens,
+                                                     const c10::optional<Tensor>& offsets) {
+  if (!x.defined() || !x.device().is_cpu() || x.layout() != at::kStrided || (x.dim() != 4 && x.dim() != 3))
+    return std::nullopt;
+  const auto plain = [](const c10::optional<Tensor>& t) {
+    return t && t->device().is_cpu() && t->layout() == at::kStrided &&
+           (t->scalar_type() == at::kLong || t->scalar_type() == at::kInt);
+  };
+  const int64_t rows = x.size(0);
+  std::vector<int64_t> pos;
+  if (position_ids) {
+    const auto want = x.dim() == 4 ? std::vector<int64_t>{rows, 1} : std::vector<int64_t>{rows};
+    if (!plain(position_ids) || cu_seqlens || offsets || position_ids->sizes().vec() != want ||
+        (x.dim() == 4 && x.size(2) != 1))
+      return std::nullopt;
+    pos = integers_of(*position_ids);
+  } else if (x.dim() == 4) {
+    if (x.size(2) != 1 || cu_seqlens || (offsets && (!plain(offsets) || offsets->sizes().vec() != std::vector<int64_t>{rows})))
+      return std::nullopt;
+    pos = offsets ? integers_of(*offsets) : std::vector<int64_t>(static_cast<std::size_t>(rows), 0);
+  } else {  // ragged: single-token sequences
+    if (!plain(cu_seqlens) || cu_seqlens->sizes().vec() != std::vector<int64_t>{rows + 1} ||
+        (offsets && (!plain(offsets) || offsets->sizes().vec() != std::vector<int64_t>{rows})))
+      return std::nullopt;
+    const auto cu = integers_of(*cu_seqlens);
+    for (int64_t t = 0; t <= rows; ++t)
+      if (cu[static_cast<std::size_t>(t)] != t) return std::nullopt;
+    pos = offsets ? integers_of(*offsets) : std::vector<int64_t>(static_cast<std::size_t>(rows), 0);
+  }
+  for (const int64_t p : pos)
+    if (p < 0 || p >= (int64_t{1} << 53)) return std::nullopt;  // rope_ names the bad position
+  return pos;
+}
+
+/// Whether k can ride along q in one decode call: dense or ragged like q, the same dtype, batch
+/// (tokens), seq and head_dim (its heads may differ: GQA).
+bool pairs_with(const Tensor& q, const Tensor& k) {
+  if (!k.defined() || !k.device().is_cpu() || k.layout() != at::kStrided || k.dim() != q.dim() ||
+      k.scalar_type() != q.scalar_type())
+    return false;
+  for (int64_t d = 0; d < q.dim(); ++d)
+    if (d != 1 && k.size(d) != q.size(d)) return false;
+  return true;
+}
+
+void rope_decode_(Tensor q, const c10::optional<Tensor>& k, const Tensor& inv_freq, double attention_factor,
+                  const c10::optional<Tensor>& position_ids, const c10::optional<Tensor>& cu_seqlens,
+                  const c10::optional<Tensor>& offsets, const std::string& layout) {
+  constexpr const char* op = "rope_decode_";
+  auto pos = decode_positions(q, position_ids, cu_seqlens, offsets);
+  if (!pos || pos->empty() || (k && !pairs_with(q, *k))) {  // rope_ itself (its checks and messages)
+    rope_(q, inv_freq, attention_factor, position_ids, cu_seqlens, offsets, layout, false, false, false, 0.4, 512.0, 0.0);
+    if (k)
+      rope_(*k, inv_freq, attention_factor, position_ids, cu_seqlens, offsets, layout, true, false, false, 0.4, 512.0,
+            0.0);
+    return;
+  }
+  check_rope_x(q, op, "q");
+  if (k) check_rope_x(*k, op, "k");
+  const auto freqs = frequencies_of(inv_freq, attention_factor, op, "inv_freq");
+  rt::apply_options opt;
+  opt.layout = parse_layout(layout, op);
+  const std::size_t threads = static_cast<std::size_t>(std::max(1, at::get_num_threads()));
+  // rows split on torch's threads where a part holds >= 2^15 elements (below, one thread)
+  const int64_t row_elems = std::max<int64_t>(1, (q.numel() + (k ? k->numel() : 0)) / std::max<int64_t>(1, q.size(0)));
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / row_elems);
+  const auto for_rows = [grain](std::size_t n, auto&& f) {
+    at::parallel_for(0, static_cast<int64_t>(n), grain,
+                     [&](int64_t b, int64_t e) { f(static_cast<std::size_t>(b), static_cast<std::size_t>(e)); });
+  };
+  auto& cache = rt::decode_cache::global();
+  const std::span<const int64_t> ids(*pos);
+  auto run = [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const auto ptr = [](const Tensor& t) { return static_cast<T*>(t.data_ptr()); };
+    const auto sz = [](const Tensor& t, int i) { return static_cast<std::size_t>(t.size(i)); };
+    if (q.dim() == 4) {
+      const auto view = [&](const Tensor& t) {
+        return rt::dense_view<T>{ptr(t), {sz(t, 0), sz(t, 1), sz(t, 2), sz(t, 3)},
+                                 {t.stride(0), t.stride(1), t.stride(2), t.stride(3)}};
+      };
+      rt::detail::apply_decode_dense<T>(view(q), k ? view(*k) : rt::dense_view<T>{}, freqs, ids, opt, cache, threads,
+                                        for_rows);
+    } else {
+      const auto view = [&](const Tensor& t) {
+        return rt::ragged_view<T>{ptr(t), {sz(t, 0), sz(t, 1), sz(t, 2)}, {t.stride(0), t.stride(1), t.stride(2)}};
+      };
+      rt::detail::apply_decode_ragged<T>(view(q), k ? view(*k) : rt::ragged_view<T>{}, ids, freqs, opt, cache, threads,
+                                         for_rows);
+    }
+  };
+  guarded([&] {
+    switch (q.scalar_type()) {
+      case at::kFloat: run(static_cast<float*>(nullptr)); break;
+      case at::kDouble: run(static_cast<double*>(nullptr)); break;
+      case at::kHalf: run(static_cast<Eigen::half*>(nullptr)); break;
+      default: run(static_cast<Eigen::bfloat16*>(nullptr));
+    }
+    return 0;
+  });
+}
+
+std::vector<Tensor> rope_decode(const Tensor& q, const c10::optional<Tensor>& k, const Tensor& inv_freq,
+                                double attention_factor, const c10::optional<Tensor>& position_ids,
+                                const c10::optional<Tensor>& cu_seqlens, const c10::optional<Tensor>& offsets,
+                                const std::string& layout) {
+  TORCH_CHECK_VALUE(q.defined() && q.device().is_cpu() && q.layout() == at::kStrided, "posenc: rope_decode: q: expected a ",
+                    "dense CPU tensor");
+  TORCH_CHECK_VALUE(!k || (k->defined() && k->device().is_cpu() && k->layout() == at::kStrided),
+                    "posenc: rope_decode: k: expected a dense CPU tensor or None");
+  std::vector<Tensor> out{q.clone(at::MemoryFormat::Contiguous)};
+  if (k) out.push_back(k->clone(at::MemoryFormat::Contiguous));
+  rope_decode_(out[0], k ? c10::optional<Tensor>(out[1]) : c10::nullopt, inv_freq, attention_factor, position_ids,
+               cu_seqlens, offsets, layout);
+  return out;
+}
+
+/// rope_cos_sin, bitwise, with integer positions gathered from the shared cos/sin table of
+/// (frequencies, dtype) (decode_cache::cos_sin: rotary::table's rows); anything else (real
+/// positions, bad input, a position past the cap) is rope_cos_sin itself.
+std::tuple<Tensor, Tensor> rope_decode_cos_sin(const Tensor& position_ids, const Tensor& inv_freq, double attention_factor,
+                                               at::ScalarType dtype) {
+  constexpr const char* op = "rope_decode_cos_sin";
+  const auto exact = [&] { return rope_cos_sin(position_ids, inv_freq, attention_factor, dtype); };
+  if (!position_ids.defined() || !position_ids.device().is_cpu() || position_ids.layout() != at::kStrided ||
+      (position_ids.scalar_type() != at::kLong && position_ids.scalar_type() != at::kInt) || position_ids.numel() == 0 ||
+      !inv_freq.defined() || !inv_freq.device().is_cpu() || inv_freq.layout() != at::kStrided ||
+      inv_freq.scalar_type() != at::kDouble ||
+      (dtype != at::kFloat && dtype != at::kDouble && dtype != at::kHalf && dtype != at::kBFloat16))
+    return exact();
+  const auto pos = integers_of(position_ids);
+  const auto [lo, hi] = std::minmax_element(pos.begin(), pos.end());
+  if (*lo < 0 || *hi >= (int64_t{1} << 53)) return exact();
+  const auto w = frequencies_of(inv_freq, attention_factor, op, "inv_freq");
+  const auto m = static_cast<int64_t>(w.inv_freq.size());
+  auto shape = position_ids.sizes().vec();
+  shape.push_back(2 * m);
+  const std::size_t threads = static_cast<std::size_t>(std::max(1, at::get_num_threads()));
+  Tensor c, s;
+  auto gather = [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const auto rows = rt::decode_cache::global().cos_sin<T>(w, *hi, threads);
+    if (!rows) return false;
+    c = at::empty(shape, at::TensorOptions().dtype(dtype));
+    s = at::empty(shape, at::TensorOptions().dtype(dtype));
+    T* cp = static_cast<T*>(c.data_ptr());
+    T* sp = static_cast<T*>(s.data_ptr());
+    const auto h = static_cast<std::size_t>(m);
+    for (std::size_t i = 0; i < pos.size(); ++i) {  // HF's duplicated layout: [c | c], [s | s]
+      const T* r = rows->row(static_cast<std::size_t>(pos[i]));
+      std::copy_n(r, h, cp + i * 2 * h);
+      std::copy_n(r, h, cp + i * 2 * h + h);
+      std::copy_n(r + h, h, sp + i * 2 * h);
+      std::copy_n(r + h, h, sp + i * 2 * h + h);
+    }
+    return true;
+  };
+  const bool done = guarded([&] {
+    switch (dtype) {
+      case at::kFloat: return gather(static_cast<float*>(nullptr));
+      case at::kDouble: return gather(static_cast<double*>(nullptr));
+      case at::kHalf: return gather(static_cast<Eigen::half*>(nullptr));
+      default: return gather(static_cast<Eigen::bfloat16*>(nullptr));
+    }
+  });
+  return done ? std::make_tuple(c, s) : exact();
+}
+
+/// (sets of frequencies with a table, sets remembered, bytes of the tables, tables built).
+std::tuple<int64_t, int64_t, int64_t, int64_t> rope_cache_info() {
+  const auto s = rt::decode_cache::global().stats();
+  return {static_cast<int64_t>(s.tables), static_cast<int64_t>(s.keys), static_cast<int64_t>(s.bytes),
+          static_cast<int64_t>(s.builds)};
+}
+
+void rope_cache_clear() { rt::decode_cache::global().clear(); }
+
+/// Set the bounds given (>= 0; -1 keeps one) and return (max_positions, max_bytes, max_tables).
+std::tuple<int64_t, int64_t, int64_t> rope_cache_limits(int64_t max_positions, int64_t max_bytes, int64_t max_tables) {
+  constexpr const char* op = "rope_cache_limits";
+  TORCH_CHECK_VALUE(max_positions >= -1, "posenc: ", op, ": max_positions: expected >= 0 (-1: unchanged), got ", max_positions);
+  TORCH_CHECK_VALUE(max_bytes >= -1, "posenc: ", op, ": max_bytes: expected >= 0 (-1: unchanged), got ", max_bytes);
+  TORCH_CHECK_VALUE(max_tables >= -1, "posenc: ", op, ": max_tables: expected >= 1 (-1: unchanged), got ", max_tables);
+  auto& cache = rt::decode_cache::global();
+  auto l = cache.limits();
+  if (max_positions >= 0) l.max_positions = static_cast<std::uint64_t>(max_positions);
+  if (max_bytes >= 0) l.max_bytes = static_cast<std::size_t>(max_bytes);
+  if (max_tables >= 0) l.max_tables = static_cast<std::size_t>(max_tables);
+  guarded([&] {
+    cache.set_limits(l);
+    return 0;
+  });
+  return {static_cast<int64_t>(l.max_positions), static_cast<int64_t>(l.max_bytes), static_cast<int64_t>(l.max_tables)};
+}
+
+}  // namespace decode_ops
+
 TORCH_LIBRARY_FRAGMENT(posenc, m) {
   m.def("rope_rotate_(Tensor(a!) x, Tensor? positions=None, int head_dim=0, int rotary_dim=0, str layout='interleaved', "
         "float base=10000.0, float first_position=0.0, float position_step=1.0) -> ()");
@@ -394,6 +620,16 @@ TORCH_LIBRARY_FRAGMENT(posenc, m) {
   m.def("rope_(Tensor(a!) x, Tensor inv_freq, float attention_factor=1.0, Tensor? position_ids=None, "
         "Tensor? cu_seqlens=None, Tensor? offsets=None, str layout='half', bool key=False, bool transpose=False, "
         "bool xpos=False, float xpos_gamma=0.4, float xpos_scale_base=512.0, float xpos_center=0.0) -> ()");
+  m.def("rope_decode(Tensor q, Tensor? k, Tensor inv_freq, float attention_factor=1.0, Tensor? position_ids=None, "
+        "Tensor? cu_seqlens=None, Tensor? offsets=None, str layout='half') -> Tensor[]");
+  m.def("rope_decode_(Tensor(a!) q, Tensor(b!)? k, Tensor inv_freq, float attention_factor=1.0, "
+        "Tensor? position_ids=None, Tensor? cu_seqlens=None, Tensor? offsets=None, str layout='half') -> ()");
+  m.def("rope_decode_cos_sin(Tensor position_ids, Tensor inv_freq, float attention_factor=1.0, ScalarType dtype=6) "
+        "-> (Tensor, Tensor)");
+  m.def("rope_cache_info() -> (int, int, int, int)", &decode_ops::rope_cache_info);
+  m.def("rope_cache_clear() -> ()", &decode_ops::rope_cache_clear);
+  m.def("rope_cache_limits(int max_positions=-1, int max_bytes=-1, int max_tables=-1) -> (int, int, int)",
+        &decode_ops::rope_cache_limits);
 }
 
 TORCH_LIBRARY_IMPL(posenc, CompositeExplicitAutograd, m) {
@@ -408,6 +644,9 @@ TORCH_LIBRARY_IMPL(posenc, CPU, m) {
   m.impl("rope_", TORCH_FN(rope_));
   m.impl("rope_cos_sin", TORCH_FN(rope_cos_sin));
   m.impl("rope_frequencies_at", TORCH_FN(rope_frequencies_at));
+  m.impl("rope_decode", TORCH_FN(decode_ops::rope_decode));
+  m.impl("rope_decode_", TORCH_FN(decode_ops::rope_decode_));
+  m.impl("rope_decode_cos_sin", TORCH_FN(decode_ops::rope_decode_cos_sin));
 }
 
 TORCH_LIBRARY_IMPL(posenc, Autograd, m) {

@@ -24,6 +24,21 @@ def _rope_(x, inv_freq, *args):
     return None
 
 
+@register("rope_decode")
+def _rope_decode(q, k, inv_freq, *args):
+    return [torch.empty_like(t, memory_format=torch.contiguous_format) for t in ((q,) if k is None else (q, k))]
+
+
+@register("rope_decode_")
+def _rope_decode_(q, k, inv_freq, *args):
+    return None
+
+
+@register("rope_decode_cos_sin")
+def _rope_decode_cos_sin(position_ids, inv_freq, attention_factor=1.0, dtype=torch.float32):
+    return _rope_cos_sin(position_ids, inv_freq, attention_factor, dtype)
+
+
 @register("rope_frequencies")
 def _rope_frequencies(config_json, seq_len=0, layer_type=None, semantics="transformers_5",
                       longrope_rule="init_function", exact=False):

@@ -7,11 +7,16 @@ import torch
 _P = torch.ops.posenc
 
 
+def _is_dtensor(x):
+    """Whether x is a DTensor (without importing torch.distributed when nothing has)."""
+    dt = sys.modules.get("torch.distributed.tensor")
+    return dt is not None and isinstance(x, dt.DTensor)
+
+
 def _on_mesh(x, *tensors):
     """`tensors` as they are, or, when x is a DTensor, the plain ones replicated on its mesh (posenc's
     sharding rules, posenc.distributed, are registered then: its import is not paid otherwise)."""
-    dt = sys.modules.get("torch.distributed.tensor")
-    if dt is None or not isinstance(x, dt.DTensor):
+    if not _is_dtensor(x):
         return tensors
     from .. import distributed
     return distributed.on_mesh_of(x, tensors)

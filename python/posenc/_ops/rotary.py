@@ -1,5 +1,6 @@
-"""1-D RoPE: apply_rotary / apply_rotary_ (rope_rotate) and rope / rope_ (any frequencies;
-posenc.RotaryEmbedding builds them from a config) over torch.ops.posenc (rotary.cpp)."""
+"""1-D RoPE: apply_rotary / apply_rotary_ (rope_rotate), rope / rope_ (any frequencies;
+posenc.RotaryEmbedding builds them from a config), and rope_decode / rope_decode_ with the shared
+table cache's rope_cache_* over torch.ops.posenc (rotary.cpp)."""
 from typing import Optional
 
 import torch
@@ -92,3 +93,63 @@ def rope_(x: torch.Tensor, inv_freq: torch.Tensor, attention_factor: float = 1.0
     inv_freq, p, c, o = _on_mesh(x, inv_freq, p, c, o)
     _P.rope_(v, inv_freq, float(attention_factor), p, c, o, layout, bool(key), False, *_xpos_args(xpos))
     return x
+
+
+def _decode_args(q, k, position_ids, qk_layout):
+    if qk_layout not in ("bhsd", "bshd"):
+        raise ValueError("posenc: rope: qk_layout: expected 'bhsd' ([batch, heads, seq, head_dim]) or 'bshd' "
+                         "([batch, seq, heads, head_dim]), got %r" % (qk_layout,))
+    t = q.dim() == 4 and qk_layout == "bshd"
+    vq = q.transpose(1, 2) if t else q
+    vk = k.transpose(1, 2) if t and k is not None and k.dim() == 4 else k
+    if position_ids is not None and vq.dim() == 4 and position_ids.dim() == 1:
+        position_ids = position_ids.expand(vq.shape[0], position_ids.shape[0])
+    return t, vq, vk, position_ids
+
+
+def rope_decode(q: torch.Tensor, k: Optional[torch.Tensor], inv_freq: torch.Tensor, attention_factor: float = 1.0,
+                position_ids: Optional[torch.Tensor] = None, cu_seqlens: Optional[torch.Tensor] = None,
+                offsets: Optional[torch.Tensor] = None, layout: str = "half", qk_layout: str = "bhsd"):
+    """(rope(q), rope(k, key=True)) without xPos, bitwise their result, in one call (k may be None:
+    then (rope(q), None)), with decode steps (one token per sequence: dense [B, H, 1, D], ragged
+    single tokens) gathered from posenc's shared table of exact coefficients
+    (posenc::rotary::decode_cache, see rope_cache_info); any other call is rope() itself. Not
+    differentiable: for inference (RotaryEmbedding takes rope() when a gradient is needed)."""
+    t, vq, vk, p = _decode_args(q, k, position_ids, qk_layout)
+    out = _P.rope_decode(vq, vk, inv_freq, float(attention_factor), p, cu_seqlens, offsets, layout)
+    if t:
+        out = [y.transpose(1, 2) for y in out]
+    return out[0], (out[1] if k is not None else None)
+
+
+def rope_decode_(q: torch.Tensor, k: Optional[torch.Tensor], inv_freq: torch.Tensor, attention_factor: float = 1.0,
+                 position_ids: Optional[torch.Tensor] = None, cu_seqlens: Optional[torch.Tensor] = None,
+                 offsets: Optional[torch.Tensor] = None, layout: str = "half", qk_layout: str = "bhsd"):
+    """rope_decode() in place on q's and k's own memory; returns (q, k)."""
+    _, vq, vk, p = _decode_args(q, k, position_ids, qk_layout)
+    _P.rope_decode_(vq, vk, inv_freq, float(attention_factor), p, cu_seqlens, offsets, layout)
+    return q, k
+
+
+def rope_cache_info() -> dict:
+    """What posenc's shared RoPE table cache holds: tables (sets of frequencies with a table),
+    keys (sets remembered: a table is made the second time a set is asked for), bytes (of all
+    tables), builds (tables made or grown since the last clear)."""
+    t, k, b, n = _P.rope_cache_info()
+    return {"tables": int(t), "keys": int(k), "bytes": int(b), "builds": int(n)}
+
+
+def rope_cache_clear() -> None:
+    """Drop every table of the shared RoPE cache (a call using one keeps it until it returns)."""
+    _P.rope_cache_clear()
+
+
+def rope_cache_limits(max_positions: Optional[int] = None, max_bytes: Optional[int] = None,
+                      max_tables: Optional[int] = None) -> dict:
+    """Set the bounds of the shared RoPE cache (None: unchanged) and return them: max_positions
+    (rows of a table at most, default 2^17; a position at or past it takes the exact
+    per-position path), max_bytes (all tables, default 1 GiB), max_tables (sets of frequencies
+    remembered, default 64, least recently used first out)."""
+    m = lambda v: -1 if v is None else int(v)  # noqa: E731
+    p, b, t = _P.rope_cache_limits(m(max_positions), m(max_bytes), m(max_tables))
+    return {"max_positions": int(p), "max_bytes": int(b), "max_tables": int(t)}
