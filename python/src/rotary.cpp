@@ -536,7 +536,8 @@ std::tuple<Tensor, Tensor> rope_decode_cos_sin(const Tensor& position_ids, const
       (dtype != at::kFloat && dtype != at::kDouble && dtype != at::kHalf && dtype != at::kBFloat16))
     return exact();
   const auto pos = integers_of(position_ids);
-  const auto [lo, hi] = std::minmax_element(pos.begin(), pos.end());
+  const auto range = std::minmax_element(pos.begin(), pos.end());
+  const auto lo = range.first, hi = range.second;  // not a structured binding: the lambda below captures hi
   if (*lo < 0 || *hi >= (int64_t{1} << 53)) return exact();
   const auto w = frequencies_of(inv_freq, attention_factor, op, "inv_freq");
   const auto m = static_cast<int64_t>(w.inv_freq.size());
