@@ -21,7 +21,9 @@
 //    kernel level of the processor: AVX-512, AVX2 / F16C);
 //  - a threads argument (apply_options::threads) where it applies, against the copy on as many threads;
 //  - BM_rope_level<T> (at the end): each kernel level forced, beside BM_inplace_floor<T>, the
-//    in-place floor of the same bytes (the reference of docs/performance.md for an in-place pass).
+//    in-place floor of the same bytes (the reference of docs/performance.md for an in-place pass);
+//  - BM_decode<T> / BM_decode_floor<T> (at the end): a decode step from the exact per-position path
+//    and from rotary::decode_cache's table, beside the in-place floor of the same bytes.
 // Counters: bytes moved per second (GB/s: read + written bytes of the operation), MiB per tensor.
 #include <benchmark/benchmark.h>
 
@@ -435,3 +437,73 @@ BENCHMARK(BM_inplace_floor<Eigen::half>)->Unit(benchmark::kMillisecond)->UseReal
 BENCHMARK(BM_rope_level<float>)->Apply([](benchmark::internal::Benchmark* b) { level_args(b, 2); });
 BENCHMARK(BM_rope_level<Eigen::half>)->Apply([](benchmark::internal::Benchmark* b) { level_args(b, 2); });
 BENCHMARK(BM_rope_level<Eigen::bfloat16>)->Apply([](benchmark::internal::Benchmark* b) { level_args(b, 3); });
+
+// ---- Decode steps from the table (issue 36) ----
+//  - BM_decode<T>: a decode step of Llama 3.1's attention (q [B, 32, 1, 128], k [B, 8, 1, 128],
+//    sequence b at position 5000 + 7 b, base 500000, half layout), B = 1, 8, 64: table 0, the
+//    exact per-position path (rotary::apply_inplace with position_ids); table 1,
+//    rotary::apply_decode_inplace gathering from a decode_cache (its table made before timing);
+//    both give the same bits (tests/rotary/decode_cache.test.cpp). Bytes: q and k read and
+//    written, 2 (32 + 8) 128 B sizeof(T);
+//  - BM_decode_floor<T>: the in-place floor of the same bytes (x ^= 0 over q and k, as
+//    BM_inplace_floor), in the same run.
+namespace {
+
+constexpr std::size_t decode_hq = 32, decode_hk = 8;
+
+template <class T>
+void BM_decode(benchmark::State& state) {
+  const auto B = static_cast<std::size_t>(state.range(0));
+  const bool table = state.range(1) != 0;
+  auto q = filled<T>(B * decode_hq * D), k = filled<T>(B * decode_hk * D);
+  const auto f = pr::default_frequencies(D, 500000.0);
+  std::vector<std::int64_t> pos(B);
+  for (std::size_t b = 0; b < B; ++b) pos[b] = static_cast<std::int64_t>(5000 + 7 * b);
+  pr::apply_options o;
+  o.layout = pr::layout::half;
+  pr::decode_cache cache;
+  (void)cache.table<T>(f, 0);  // the second sighting makes the table: before timing
+  (void)cache.table<T>(f, pos.back());
+  const auto qv = pr::dense_view<T>::contiguous(q.data(), {B, decode_hq, 1, D});
+  const auto kv = pr::dense_view<T>::contiguous(k.data(), {B, decode_hk, 1, D});
+  for (auto _ : state) {
+    if (table)
+      pr::apply_decode_inplace<T>(qv, kv, f, pos, o, cache);
+    else
+      pr::apply_inplace<T>(qv, kv, f, pr::position_ids(pos), o);
+    benchmark::DoNotOptimize(q.data());
+    benchmark::DoNotOptimize(k.data());
+    benchmark::ClobberMemory();
+  }
+  const double bytes = 2.0 * static_cast<double>((q.size() + k.size()) * sizeof(T));
+  set_counters(state, bytes, static_cast<double>(q.size() * sizeof(T)));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
+}
+
+template <class T>
+void BM_decode_floor(benchmark::State& state) {
+  const auto B = static_cast<std::size_t>(state.range(0));
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint16_t>;  // T's bytes
+  std::vector<U> q(B * decode_hq * D), k(B * decode_hk * D);
+  for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<U>(i * 2654435761u);
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<U>(i * 2654435761u);
+  U zero = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(zero);
+    for (auto& x : q) x ^= zero;
+    for (auto& x : k) x ^= zero;
+    benchmark::DoNotOptimize(q.data());
+    benchmark::DoNotOptimize(k.data());
+    benchmark::ClobberMemory();
+  }
+  const double bytes = 2.0 * static_cast<double>((q.size() + k.size()) * sizeof(T));
+  set_counters(state, bytes, static_cast<double>(q.size() * sizeof(T)));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
+}
+
+}  // namespace
+
+BENCHMARK(BM_decode_floor<float>)->ArgNames({"B"})->Arg(1)->Arg(8)->Arg(64)->UseRealTime();
+BENCHMARK(BM_decode<float>)->ArgNames({"B", "table"})->ArgsProduct({{1, 8, 64}, {0, 1}})->UseRealTime();
+BENCHMARK(BM_decode_floor<Eigen::bfloat16>)->ArgNames({"B"})->Arg(1)->Arg(8)->Arg(64)->UseRealTime();
+BENCHMARK(BM_decode<Eigen::bfloat16>)->ArgNames({"B", "table"})->ArgsProduct({{1, 8, 64}, {0, 1}})->UseRealTime();

@@ -72,7 +72,7 @@ setup(
     description="posenc's positional encodings (FLOATER, RoPE family, ALiBi, sinusoidal, TUPE, T5 buckets, Toeplitz) "
                 "as PyTorch operators",
     license="MIT",
-    packages=["posenc"],
+    packages=["posenc", "posenc._ops", "posenc._fake"],
     python_requires=">=3.9",
     # >= 1.13.0a0: Debian's python3-torch is 1.13.0a0, a pre-release that ">=1.13" would not accept
     # numpy: torch imports without it but warns "Failed to initialize NumPy" (torch/_subclasses,

@@ -32,6 +32,13 @@ What a user would otherwise run, written as they would write it:
                 transposed views), beside the in-place floor of the same run, q.mul_(1) and
                 k.mul_(1) (the same bytes read and written by torch); needs posenc's package
                 (pip install ./python) and diffusers on the path for the FLUX / Wan rows;
+* decode     -- a decode step of Llama 3.1 (32 q heads, 8 kv heads, head_dim 128, one new token per
+                sequence at position 5000 + b, B = 1, 8, 64 (--decode-batch), f32 and bf16, and
+                a 1-head row for the fixed cost of a call): posenc.RotaryEmbedding.apply_ (its
+                decode steps gather from posenc's shared table of exact coefficients) against
+                transformers' LlamaRotaryEmbedding + apply_rotary_pos_emb (cos/sin in every call),
+                each eager and under torch.compile; both sides timed here in Python, printed as
+                their own table (posenc bitwise the exact per-position op, checked first);
 * ggml       -- ggml's CPU RoPE (ggml_rope_ext_inplace, the call llama.cpp makes) on the same q and
                 k, in ggml's two layouts (NORMAL = interleaved pairs, NEOX = half layout) and its two
                 float types (f32, f16), from the ggml-python package (bench/peers/install-ggml.sh
@@ -81,6 +88,7 @@ the pinned venv of scripts/torch-venv.sh (torch, transformers, torchdiffeq, nump
     "$py" bench/peers/peers.py --bench-dir build/bench/bench                        # everything
     "$py" bench/peers/peers.py --only rope --rope-shape 1 4 512 128 --reps 3        # one section, small
     PYTHONPATH=<diffusers> "$py" bench/peers/peers.py --only multiaxis --configs 1x1 --reps 3  # needs posenc's package
+    "$py" bench/peers/peers.py --only decode --markdown decode.md                   # the decode steps
     "$(bench/peers/install-ggml.sh)/bin/python" bench/peers/peers.py --only ggml --bench-dir build/bench/bench
 
 or with Debian's torch 1.13 (python3-torch, python3-scipy and torchdiffeq; no transformers and
@@ -681,6 +689,94 @@ def multiaxis(args):
                                                              t_posenc[0] / t_floor[0], nbytes / 1e6),
                               section="multiaxis", num=None, den=None))
             del q, k
+# ---- decode: RoPE of one new token per sequence, from Python ---------------------------------------
+
+DECODE = []  # the decode section's lines (posenc's side timed here too, in Python)
+
+
+def decode(args):
+    """A decode step of a Llama 3.1 model (32 q heads, 8 kv heads, head_dim 128, llama3 rule, base
+    500000), one new token per sequence at positions 5000 + b, q [B, 32, 1, 128] and k
+    [B, 8, 1, 128]: posenc.RotaryEmbedding.apply_ (in place; decode steps gather from the shared
+    table, made once before timing) against transformers' LlamaRotaryEmbedding (cos/sin of the
+    positions, computed in every call) + apply_rotary_pos_emb, each eager and under torch.compile.
+    Work: the bytes of q and k read and written, 2 (32 + 8) 128 B x element size. The 1-head row
+    (q, k [1, 1, 1, 128]) is the fixed cost of a call."""
+    try:
+        from transformers import LlamaConfig
+        from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+        import posenc
+    except ImportError as e:
+        print("  decode: transformers or posenc is not importable here (%s): no decode rows" % e, flush=True)
+        return
+    D = 128
+    rp = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
+          "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+    shapes = [(b, 32, 8) for b in args.decode_batch] + [(1, 1, 1)]
+    for B, Hq, Hk in shapes:
+        cfg = LlamaConfig(hidden_size=Hq * D, num_attention_heads=Hq, num_key_value_heads=Hk, head_dim=D,
+                          max_position_embeddings=131072, rope_parameters=rp)
+        hf_rot = LlamaRotaryEmbedding(cfg)
+        rot = posenc.RotaryEmbedding(cfg)
+        pos = (5000 + torch.arange(B))[:, None]
+        for dt_name, dt in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+            case = "q [%d,%d,1,%d] k [%d,%d,1,%d] %s at 5000" % (B, Hq, D, B, Hk, D, dt_name)
+            torch.manual_seed(0)
+            q, k = torch.randn(B, Hq, 1, D).to(dt), torch.randn(B, Hk, 1, D).to(dt)
+            work = 2 * (Hq + Hk) * B * D * q.element_size()
+
+            def hf(q=q, k=k, pos=pos):
+                with torch.no_grad():
+                    cos, sin = hf_rot(q, pos)
+                    return apply_rotary_pos_emb(q, k, cos, sin)
+
+            def pe(q=q, k=k, pos=pos):
+                with torch.no_grad():
+                    return rot.apply_(q, k, position_ids=pos)
+
+            # checks: posenc bitwise the exact per-position op; transformers within its float32
+            # angle's bound of posenc's exact rotation (|pair| (9 u pos omega + c), c as in rope)
+            freqs = torch.ops.posenc.rope_frequencies_at(pos, rot.config_text, rot.pairs)
+            qe = q.clone()
+            torch.ops.posenc.rope_(qe, freqs, rot.attention_factor, pos)
+            qd = q.clone()
+            for _ in range(2):  # the second call makes the table
+                qd.copy_(q)
+                rot.apply_(qd, position_ids=pos)
+            check("decode", case, "posenc apply_ == exact rope_", float((qd.view(torch.uint8) != qe.view(torch.uint8))
+                                                                        .sum()), 0, "bytes that differ")
+            qh = hf()[0].double()
+            omega = torch.cat([rot.inv_freq, rot.inv_freq])
+            x = q.double()
+            pair = torch.sqrt(x ** 2 + rotate_half(x) ** 2)
+            c = 8 * U32 if dt == torch.float32 else 4 * 2.0 ** -8
+            bound = pair * (torch.as_tensor(angle_bound(pos[:, None, :, None].double().numpy(), omega.numpy(), 8)) + c)
+            check("decode", case, "transformers", float(((qh - qe.double()).abs() / (bound + 1e-300)).max()), 1.0,
+                  "|hf - exact| / (|pair| (9 u pos omega + %.2g))" % c)
+            t = {}
+            t["transformers eager"] = median_time(hf, args.reps, warmup=3)
+            t["posenc eager"] = median_time(pe, args.reps, warmup=3)
+            if HAVE_COMPILE:
+                t["transformers torch.compile"] = median_time(None, args.reps, warmup=3,
+                                                              make=compiled("decode hf " + case, hf))
+                _compiled.clear()
+                t["posenc torch.compile"] = median_time(None, args.reps, warmup=3,
+                                                        make=compiled("decode posenc " + case, pe))
+                _compiled.clear()
+            for peer in ("transformers eager", "transformers torch.compile"):
+                if peer in t:
+                    row("decode", case, peer, t[peer])
+            us = {n: v[0] * 1e6 for n, v in t.items()}
+            best_hf = min(v for n, v in us.items() if n.startswith("transformers"))
+            line = ("| %d | %d, %d | %s | %s | %s | %s | %s | %.2f× | %.1f |" % (
+                B, Hq, Hk, dt_name,
+                "%.1f" % us["posenc eager"], "%.1f" % us["posenc torch.compile"] if "posenc torch.compile" in us else "—",
+                "%.1f" % us["transformers eager"],
+                "%.1f" % us["transformers torch.compile"] if "transformers torch.compile" in us else "—",
+                best_hf / max(us["posenc eager"], 1e-9), work / 1024.0))
+            DECODE.append(line)
+            print("  decode " + line, flush=True)
+    print("  decode cache after the section: %s" % posenc.rope_cache_info(), flush=True)
 
 
 # ---- ggml's CPU RoPE --------------------------------------------------------------------------
@@ -910,7 +1006,7 @@ def versions(args):
                "; ".join("%s %s" % kv for kv in v.items()), args.threads, ", ".join(args.configs), BLAS["name"]))
 
 
-SECTIONS = ["sinusoidal", "floater", "tupe", "rope", "multiaxis", "ggml", "toeplitz", "fft"]
+SECTIONS = ["sinusoidal", "floater", "tupe", "rope", "multiaxis", "decode", "ggml", "toeplitz", "fft"]
 
 
 def main():
@@ -930,6 +1026,7 @@ def main():
     ap.add_argument("--no-compile", action="store_true", help="multiaxis: leave out the torch.compile rows")
     ap.add_argument("--multiaxis-cases", nargs="+", choices=["flux", "wan", "qwen2_5_vl"],
                     default=["flux", "wan", "qwen2_5_vl"], help="multiaxis: the models timed")
+    ap.add_argument("--decode-batch", type=int, nargs="+", default=[1, 8, 64], help="sequences of a decode step")
     ap.add_argument("--toeplitz-n", type=int, nargs="+", default=[512, 4096, 16384, 65536])
     ap.add_argument("--toeplitz-k", type=int, nargs="+", default=[1, 16, 64])
     ap.add_argument("--bench-dir", help="folder of posenc's bench_* programs: run them too and print ratios")
@@ -1001,6 +1098,11 @@ def main():
             notes.append("- %s: %.3f / %.3f ms = %.2f× (`%s` / `%s`)" % (n["text"], a * 1e3, b * 1e3, a / b,
                                                                        n["num"][:-1], n["den"][:-1]))
     text = "\n".join(lines) + ("\n\n" + "\n".join(notes) if notes else "")
+    if DECODE:  # posenc's side timed in Python here: its own table (µs per call, each in its fastest setting)
+        text += ("\n\nDecode steps (µs per call; q and k rotated; best transformers / posenc eager):\n\n"
+                 "| B | heads q, k | dtype | posenc eager | posenc compiled | transformers eager | "
+                 "transformers compiled | ahead | KiB moved |\n|---|---|---|---|---|---|---|---|---|\n"
+                 + "\n".join(DECODE))
     print("\n# " + head + "\n# threads in effect: " + threads + "\n# " + end + "\n" + text)
     if args.markdown:
         with open(args.markdown, "w") as f:

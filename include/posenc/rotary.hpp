@@ -7,6 +7,7 @@
 #include <posenc/rotary/rotary.hpp>  // IWYU pragma: export
 #include <posenc/rotary/frequencies.hpp>
 #include <posenc/rotary/apply.hpp>    // IWYU pragma: export
+#include <posenc/rotary/decode_cache.hpp>  // IWYU pragma: export
 #include <posenc/rotary/rules/rules.hpp>    // IWYU pragma: export
 #include <posenc/rotary/rules/scaling.hpp>  // IWYU pragma: export
 #include <posenc/rotary/table.hpp>    // IWYU pragma: export

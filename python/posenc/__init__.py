@@ -10,7 +10,9 @@ functions and ``torch.nn.Module``\\ s:
   gradients by posenc's exact discrete backprop (default) or the continuous adjoint.
 * :class:`RotaryEmbedding` -- RoPE built from a transformers config (every scaling rule, per
   layer type), applied to q/k [B, H, S, D] or ragged [T, H, D] (cu_seqlens, position_ids), in
-  place or not, bf16/f16/f32/f64; :func:`rope`, :func:`rope_`; xPos.
+  place or not, bf16/f16/f32/f64; :func:`rope`, :func:`rope_`; xPos. Decode steps gather from
+  a shared table of exact coefficients (:func:`rope_decode`, :func:`rope_cache_info`,
+  :func:`rope_cache_clear`, :func:`rope_cache_limits`).
 * :class:`MultiAxisRotaryEmbedding` -- M-RoPE of vision-language models (Qwen2-VL, Qwen2.5-VL,
   Qwen3-VL, GLM-4V, ERNIE 4.5-VL) from their config: multi-axis position_ids [3, B, S];
   :func:`axes_cos_sin`, :func:`axes_rope`, :func:`axes_rope_`, :func:`get_rope_index`.
@@ -44,6 +46,11 @@ __all__ = [
     "RotaryEmbedding",
     "rope",
     "rope_",
+    "rope_decode",
+    "rope_decode_",
+    "rope_cache_info",
+    "rope_cache_clear",
+    "rope_cache_limits",
     "rope_frequencies",
     "MultiAxisRotaryEmbedding",
     "axes_cos_sin",
@@ -136,6 +143,11 @@ from ._ops import (  # noqa: E402
     relative_position_bucket,
     rope,
     rope_,
+    rope_cache_clear,
+    rope_cache_info,
+    rope_cache_limits,
+    rope_decode,
+    rope_decode_,
     rope_tables,
     sinusoidal_table,
     t5_bias,

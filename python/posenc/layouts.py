@@ -60,7 +60,7 @@ def axes_frequencies(model: str, sizes=(), theta: float = 0.0):
 
 def axes_positions(model: str, sizes=(), grids=()):
     """A model's int64 positions [A, tokens] as a list of tensors (see axes_layout_positions in
-    python/src/posenc_ops.cpp): 'flux' [text_tokens, height, width]; 'grid3d' [frames, height, width];
+    python/src/multiaxis.cpp): 'flux' [text_tokens, height, width]; 'grid3d' [frames, height, width];
     'wan' [latent_frames, latent_height, latent_width (, p_t, p_h, p_w (, max_seq_len))];
     'hunyuan_video' [latent_frames, latent_height, latent_width (, patch_size (, patch_size_t))];
     'qwen_image' [text_tokens (, scale_rope)] with grids [(frames, height, width), ...]: [image, text];

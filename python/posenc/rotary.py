@@ -57,6 +57,11 @@ class RotaryEmbedding(nn.Module):
     the angle of each position is exact (reduced in long double, the frequencies carried as
     ``freqs``: float64 [rotary_dim / 2, 2, 3], inv_freq and its low part each as a sum of three
     doubles) and cos/sin are formed in f64 (f32 for bf16/f16).
+
+    Without xPos and without a gradient to record, calls go through ``rope_decode`` /
+    ``rope_decode_``: a decode step (one token per sequence) gathers its coefficients from
+    posenc's table shared by every module and call with the same frequencies (made once, grown
+    by doubling, thread-safe), bitwise the per-position result; see ``posenc.rope_cache_info``.
     """
 
     def __init__(self, config, layer_type: Optional[str] = None, layout: str = "half",
@@ -113,6 +118,12 @@ class RotaryEmbedding(nn.Module):
         inv = self._freqs(self._positions(q, position_ids, cu_seqlens, offsets, qk_layout)
                           if self.depends_on_seq_len else None)
         af = self.attention_factor
+        if (self.xpos is None and not _ops._is_dtensor(q)
+                and not (torch.is_grad_enabled() and (q.requires_grad or (k is not None and k.requires_grad)))):
+            # inference: q and k in one call; decode steps gather from the shared table (bitwise
+            # rope's result); DTensors take rope / rope_, the ops with sharding rules
+            f = _ops.rope_decode_ if inplace else _ops.rope_decode
+            return f(q, k, inv, af, position_ids, cu_seqlens, offsets, self.layout, qk_layout)
         f = _ops.rope_ if inplace else _ops.rope
         kw = dict(position_ids=position_ids, cu_seqlens=cu_seqlens, offsets=offsets, layout=self.layout,
                   qk_layout=qk_layout, xpos=self.xpos)
@@ -128,6 +139,11 @@ class RotaryEmbedding(nn.Module):
 
     def cos_sin(self, position_ids, dtype=torch.float32):
         """(cos, sin), each [*position_ids.shape, rotary_dim] in HF's [c | c] layout (what
-        transformers' rotary embeddings return), exact and rounded once to dtype."""
-        return _P.rope_cos_sin(position_ids, *_ops._on_mesh(position_ids, self._freqs(position_ids)),
-                               self.attention_factor, dtype)
+        transformers' rotary embeddings return), exact and rounded once to dtype: integer positions
+        gathered from posenc's shared cos/sin rows of the frequencies and dtype (bitwise the
+        per-position values; see posenc.rope_cache_info). DTensor positions take rope_cos_sin, the
+        op with sharding rules (posenc.distributed)."""
+        freqs = self._freqs(position_ids)
+        if _ops._is_dtensor(position_ids):
+            return _P.rope_cos_sin(position_ids, *_ops._on_mesh(position_ids, freqs), self.attention_factor, dtype)
+        return _P.rope_decode_cos_sin(position_ids, freqs, self.attention_factor, dtype)

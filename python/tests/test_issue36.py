@@ -67,6 +67,19 @@ def test_seq_len_rules_compile_without_breaks(config):
     for start in (3, 1000, 7, 5000):
         pos = torch.arange(start, start + 5)[None]
         assert torch.equal(cf(q, k, pos)[0], f(q, k, pos)[0])
+    # decode steps (one token per sequence: the shared table's path, grown inside the op) compile
+    # without a break too, bitwise eager, on both sides of the original length
+    qd, kd = torch.randn(3, 2, 1, 32), torch.randn(3, 1, 1, 32)
+    posd = torch.tensor([[4], [60], [9]])
+    assert _explain(f, qd, kd, posd).graph_break_count == 0
+    torch._dynamo.reset()
+    cf = torch.compile(f, fullgraph=True, dynamic=True)
+    for top in (60, 300, 5000, 40):
+        posd = torch.tensor([[top], [top // 2], [1]])
+        for _ in range(2):  # the second call of a set of frequencies makes its table
+            qc, kc = cf(qd, kd, posd)
+        qe, ke = f(qd, kd, posd)
+        assert torch.equal(qc, qe) and torch.equal(kc, ke)
     # the attention factor does not depend on seq_len (the op carries a constant one)
     afs = {float(posenc.rope_frequencies(config, s)[1]) for s in (1, 100, 256, 257, 4096, 100000)}
     assert afs == {rot.attention_factor}

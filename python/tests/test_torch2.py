@@ -58,6 +58,14 @@ def opcheck_cases():
         "rope xpos key": (P.rope, (rg(2, 4, 6, 8), inv), {"xpos": True, "key": True}),
         "rope bf16": (P.rope, (torch.randn(2, 4, 6, 8, dtype=torch.bfloat16), inv), {}),
         "rope_": (P.rope_, (t(2, 4, 6, 8), inv), {}),
+        "rope_decode": (P.rope_decode, (torch.randn(3, 4, 1, 8), torch.randn(3, 2, 1, 8), exact),
+                        {"offsets": torch.tensor([5, 900, 0])}),
+        "rope_decode ragged": (P.rope_decode, (torch.randn(3, 4, 8, dtype=torch.bfloat16), None, exact),
+                               {"position_ids": torch.tensor([7, 2, 40])}),
+        "rope_decode prefill": (P.rope_decode, (t(2, 4, 6, 8), t(2, 1, 6, 8), inv), {}),
+        "rope_decode_cos_sin": (P.rope_decode_cos_sin, (torch.tensor([[5000], [3]]), exact), {"dtype": torch.bfloat16}),
+        "rope_decode_": (P.rope_decode_, (t(2, 4, 1, 8), t(2, 2, 1, 8), exact),
+                         {"position_ids": torch.tensor([[3], [70]])}),
         "rope_frequencies": (P.rope_frequencies, ('{"hidden_size": 64, "num_attention_heads": 4}',), {}),
         "rope_cos_sin": (P.rope_cos_sin, (torch.arange(6).view(2, 3), inv), {}),
         "rope_cos_sin exact": (P.rope_cos_sin, (torch.arange(6).view(2, 3), exact), {"dtype": F64}),
@@ -95,7 +103,8 @@ def opcheck_cases():
 
 # Ops not in the list: floater_forward / floater_extend / floater_backward / floater_state_cached
 # take or return the FloaterEncoder eval cache's TorchScript state object (eager only: a compiled
-# FloaterEncoder calls floater_table); build_torch_version and rope_layer_types have no tensors.
+# FloaterEncoder calls floater_table); build_torch_version, rope_layer_types and rope_cache_info /
+# _clear / _limits have no tensors.
 CASES = opcheck_cases()
 
 
@@ -110,7 +119,8 @@ def test_opcheck(name):
 def test_every_tensor_op_is_checked():
     schema_ops = {s.name.split("::")[1] for s in torch._C._jit_get_all_schemas() if s.name.startswith("posenc::")}
     eager_only = {"floater_forward", "floater_extend", "floater_backward", "floater_state_cached",
-                  "build_torch_version", "rope_layer_types"}
+                  "build_torch_version", "rope_layer_types", "rope_cache_info", "rope_cache_clear",
+                  "rope_cache_limits"}
     checked = {n.split(" ")[0] for n in CASES}
     assert schema_ops - eager_only == checked
 
