@@ -42,7 +42,7 @@
 #include <vector>
 
 #include <posenc/core/error.hpp>
-#include <posenc/encoding/table.hpp>
+#include <posenc/tensor/table.hpp>
 #include <posenc/rotary/rule_params.hpp>  // posenc::rotary::config_error
 #include <posenc/sinusoidal/options.hpp>  // posenc::sinusoidal::layout, shared by the rotary family
 
