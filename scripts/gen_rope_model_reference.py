@@ -77,6 +77,9 @@ CLASSES = {
     "olmo_hybrid": ("olmo_hybrid", "OlmoHybridConfig", "OlmoHybridRotaryEmbedding"),
     "glm4_moe_lite": ("glm4_moe_lite", "Glm4MoeLiteConfig", "Glm4MoeLiteRotaryEmbedding"),
     "glm_moe_dsa": ("glm_moe_dsa", "GlmMoeDsaConfig", "GlmMoeDsaRotaryEmbedding"),
+    "helium": ("helium", "HeliumConfig", "HeliumRotaryEmbedding"),
+    "glm4": ("glm4", "Glm4Config", "Glm4RotaryEmbedding"),
+    "glm": ("glm", "GlmConfig", "GlmRotaryEmbedding"),
 }
 
 LLAMA4_SCOUT_TEXT = {
@@ -487,6 +490,40 @@ CASES += [
         },
     },
     {
+        "name": "helium-defaults",
+        "model": "Helium config without rope_theta and head_dim (class defaults: 100000, 128)",
+        "config": {"hidden_size": 2048, "model_type": "helium", "num_attention_heads": 16, "num_hidden_layers": 4},
+    },
+    {
+        "name": "glm-4-9b",
+        "model": "config shaped like THUDM/glm-4-9b-chat-hf (partial_rotary_factor 0.5, interleaved pairs)",
+        "config": {
+            "head_dim": 128,
+            "hidden_size": 4096,
+            "max_position_embeddings": 131072,
+            "model_type": "glm4",
+            "num_attention_heads": 32,
+            "num_hidden_layers": 40,
+            "num_key_value_heads": 2,
+            "partial_rotary_factor": 0.5,
+            "rope_theta": 10000.0,
+        },
+    },
+    {
+        "name": "glm-partial",
+        "model": "glm config (GLM-4 first generation) with partial_rotary_factor 0.5, interleaved pairs",
+        "config": {
+            "head_dim": 128,
+            "hidden_size": 4096,
+            "model_type": "glm",
+            "num_attention_heads": 32,
+            "num_hidden_layers": 4,
+            "num_key_value_heads": 2,
+            "partial_rotary_factor": 0.5,
+            "rope_theta": 10000.0,
+        },
+    },
+    {
         "name": "glm-moe-dsa-defaults",
         "model": "glm_moe_dsa config without qk_rope_head_dim and rope_theta (class defaults: 64, 10000)",
         "config": {"hidden_size": 6144, "model_type": "glm_moe_dsa", "num_attention_heads": 64, "num_hidden_layers": 4},
@@ -601,7 +638,9 @@ def generate(case: dict) -> dict:
         attn = inspect.getsource(getattr(mmod, cls.__name__.replace("RotaryEmbedding", "Attention")).forward)
         out["interleaved"] = "apply_rotary_pos_emb_interleave(" in attn and "rope_interleave" not in attn
     else:
-        out["interleaved"] = "view_as_complex" in inspect.getsource(fn) or (
+        # Llama 4 rotates (2i, 2i + 1) as complex numbers; GLM and Helium repeat each cos/sin twice
+        # and rotate_half the pairs (x[..., 0::2], x[..., 1::2])
+        out["interleaved"] = any(t in inspect.getsource(fn) for t in ("view_as_complex", "repeat_interleave(2")) or (
             hasattr(mmod, "apply_rotary_pos_emb_interleave") and bool(getattr(config, "rope_interleave", False))
         )
     return out
