@@ -23,6 +23,16 @@ transformers' own code under torch 2.15 on CPU:
 Usage:
 
     /var/cache/posenc/venv-torch-2.15.0/bin/python scripts/gen_rope_model_reference.py
+    /var/cache/posenc/venv-torch-2.15.0/bin/python scripts/gen_rope_model_reference.py --census
+
+``--census`` writes tests/rotary/hf/model_types.txt instead: every model type of transformers'
+CONFIG_MAPPING_NAMES whose configuration class, built from its defaults, carries
+``rope_parameters`` (the configs whose attention applies RoPE), with its configuration class,
+its models/ directory and a category: ``multi-axis`` when the rope dict has ``mrope_section`` or
+the model's modeling files mention mrope / get_rope_index (M-RoPE, handled by mrope_config.hpp),
+``non-text`` when the model type or class names another modality (NON_TEXT below), else
+``text``. tests/rotary/models.test.cpp holds every ``text`` entry to posenc's table: a row in
+rotary::model_rules or one in rotary::refused_model_types.
 
 The output is deterministic: rerunning it rewrites identical files.
 """
@@ -32,6 +42,7 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -60,6 +71,15 @@ CLASSES = {
     "granite": ("granite", "GraniteConfig", "GraniteRotaryEmbedding"),
     "olmo3": ("olmo3", "Olmo3Config", "Olmo3RotaryEmbedding"),
     "gemma3n_text": ("gemma3n", "Gemma3nTextConfig", "Gemma3nRotaryEmbedding"),
+    "mixtral": ("mixtral", "MixtralConfig", "MixtralRotaryEmbedding"),
+    "olmoe": ("olmoe", "OlmoeConfig", "OlmoeRotaryEmbedding"),
+    "flex_olmo": ("flex_olmo", "FlexOlmoConfig", "FlexOlmoRotaryEmbedding"),
+    "olmo_hybrid": ("olmo_hybrid", "OlmoHybridConfig", "OlmoHybridRotaryEmbedding"),
+    "glm4_moe_lite": ("glm4_moe_lite", "Glm4MoeLiteConfig", "Glm4MoeLiteRotaryEmbedding"),
+    "glm_moe_dsa": ("glm_moe_dsa", "GlmMoeDsaConfig", "GlmMoeDsaRotaryEmbedding"),
+    "helium": ("helium", "HeliumConfig", "HeliumRotaryEmbedding"),
+    "glm4": ("glm4", "Glm4Config", "Glm4RotaryEmbedding"),
+    "glm": ("glm", "GlmConfig", "GlmRotaryEmbedding"),
 }
 
 LLAMA4_SCOUT_TEXT = {
@@ -386,6 +406,143 @@ CASES = [
 ]
 
 
+# model types added with the census (scripts/gen_rope_model_reference.py --census): a config shaped
+# like a published one where its rope fields are known, else one built on the class's defaults
+# (rope_theta, head_dim / qk_rope_head_dim and layer_types left out so that the class decides them)
+CASES += [
+    {
+        "name": "mixtral-8x7b",
+        "model": "mistralai/Mixtral-8x7B-v0.1",
+        "config": {
+            "hidden_size": 4096,
+            "max_position_embeddings": 32768,
+            "model_type": "mixtral",
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 8,
+            "rope_theta": 1000000.0,
+        },
+    },
+    {
+        "name": "mixtral-defaults",
+        "model": "Mixtral config without rope_theta and head_dim (class defaults: 1e6, derived)",
+        "config": {"hidden_size": 2048, "model_type": "mixtral", "num_attention_heads": 16, "num_hidden_layers": 4},
+    },
+    {
+        "name": "olmoe-1b-7b",
+        "model": "allenai/OLMoE-1B-7B-0924",
+        "config": {
+            "hidden_size": 2048,
+            "max_position_embeddings": 4096,
+            "model_type": "olmoe",
+            "num_attention_heads": 16,
+            "num_hidden_layers": 16,
+            "num_key_value_heads": 16,
+            "rope_scaling": None,
+            "rope_theta": 10000.0,
+        },
+    },
+    {
+        "name": "flex-olmo-defaults",
+        "model": "FlexOlmo config without rope_theta and head_dim (class defaults: 500000, derived)",
+        "config": {"hidden_size": 4096, "model_type": "flex_olmo", "num_attention_heads": 32, "num_hidden_layers": 32},
+    },
+    {
+        "name": "olmo-hybrid-defaults",
+        "model": "OLMo Hybrid config without layer_types and rope_theta (every 4th layer full attention, 10000)",
+        "config": {"hidden_size": 2048, "model_type": "olmo_hybrid", "num_attention_heads": 16, "num_hidden_layers": 10},
+    },
+    {
+        "name": "olmo-hybrid-3-layers",
+        "model": "OLMo Hybrid config with 3 layers and no layer_types (the last layer full attention), llama3 rule",
+        "config": {
+            "hidden_size": 2048,
+            "model_type": "olmo_hybrid",
+            "num_attention_heads": 16,
+            "num_hidden_layers": 3,
+            "max_position_embeddings": 65536,
+            "rope_parameters": {
+                "rope_type": "llama3",
+                "rope_theta": 500000.0,
+                "factor": 8.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 8192,
+            },
+        },
+    },
+    {
+        "name": "glm4-moe-lite-defaults",
+        "model": "GLM-4.7-Flash-shaped config without qk_rope_head_dim and rope_theta (class defaults: 64, 10000)",
+        "config": {"hidden_size": 2048, "model_type": "glm4_moe_lite", "num_attention_heads": 20, "num_hidden_layers": 47},
+    },
+    {
+        "name": "glm4-moe-lite-partial",
+        "model": "glm4_moe_lite config with partial_rotary_factor 0.5 in rope_parameters (its default rule reads it), rope_interleave false",
+        "config": {
+            "hidden_size": 2048,
+            "model_type": "glm4_moe_lite",
+            "num_attention_heads": 20,
+            "num_hidden_layers": 4,
+            "qk_rope_head_dim": 64,
+            "rope_interleave": False,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0, "partial_rotary_factor": 0.5},
+        },
+    },
+    {
+        "name": "helium-defaults",
+        "model": "Helium config without rope_theta and head_dim (class defaults: 100000, 128)",
+        "config": {"hidden_size": 2048, "model_type": "helium", "num_attention_heads": 16, "num_hidden_layers": 4},
+    },
+    {
+        "name": "glm-4-9b",
+        "model": "config shaped like THUDM/glm-4-9b-chat-hf (partial_rotary_factor 0.5, interleaved pairs)",
+        "config": {
+            "head_dim": 128,
+            "hidden_size": 4096,
+            "max_position_embeddings": 131072,
+            "model_type": "glm4",
+            "num_attention_heads": 32,
+            "num_hidden_layers": 40,
+            "num_key_value_heads": 2,
+            "partial_rotary_factor": 0.5,
+            "rope_theta": 10000.0,
+        },
+    },
+    {
+        "name": "glm-partial",
+        "model": "glm config (GLM-4 first generation) with partial_rotary_factor 0.5, interleaved pairs",
+        "config": {
+            "head_dim": 128,
+            "hidden_size": 4096,
+            "model_type": "glm",
+            "num_attention_heads": 32,
+            "num_hidden_layers": 4,
+            "num_key_value_heads": 2,
+            "partial_rotary_factor": 0.5,
+            "rope_theta": 10000.0,
+        },
+    },
+    {
+        "name": "glm-moe-dsa-defaults",
+        "model": "glm_moe_dsa config without qk_rope_head_dim and rope_theta (class defaults: 64, 10000)",
+        "config": {"hidden_size": 6144, "model_type": "glm_moe_dsa", "num_attention_heads": 64, "num_hidden_layers": 4},
+    },
+    {
+        "name": "glm-moe-dsa-head-dim",
+        "model": "glm_moe_dsa config with head_dim 128 and no qk_rope_head_dim (the class replaces head_dim by qk_rope_head_dim, 64)",
+        "config": {
+            "head_dim": 128,
+            "hidden_size": 6144,
+            "model_type": "glm_moe_dsa",
+            "num_attention_heads": 64,
+            "num_hidden_layers": 4,
+            "rope_theta": 1000000.0,
+        },
+    },
+]
+
+
 def text_of(config: dict) -> dict:
     return config.get("text_config", config)
 
@@ -474,15 +631,76 @@ def generate(case: dict) -> dict:
     # the pair layout of the model's rotation: Llama 4 rotates (2i, 2i + 1) as complex numbers
     import inspect
 
-    fn = getattr(mmod, "apply_rotary_emb", None) or getattr(mmod, "apply_rotary_pos_emb")
-    out["interleaved"] = "view_as_complex" in inspect.getsource(fn) or (
-        hasattr(mmod, "apply_rotary_pos_emb_interleave") and bool(getattr(config, "rope_interleave", False))
-    )
+    # DeepSeek-style MLA calls apply_rotary_pos_emb_interleave when config.rope_interleave is true;
+    # GLM-MoE-DSA's attention (GlmMoeDsaAttention) calls it unconditionally and has no apply_rotary_pos_emb
+    fn = getattr(mmod, "apply_rotary_emb", None) or getattr(mmod, "apply_rotary_pos_emb", None)
+    if fn is None:
+        attn = inspect.getsource(getattr(mmod, cls.__name__.replace("RotaryEmbedding", "Attention")).forward)
+        out["interleaved"] = "apply_rotary_pos_emb_interleave(" in attn and "rope_interleave" not in attn
+    else:
+        # Llama 4 rotates (2i, 2i + 1) as complex numbers; GLM and Helium repeat each cos/sin twice
+        # and rotate_half the pairs (x[..., 0::2], x[..., 1::2])
+        out["interleaved"] = any(t in inspect.getsource(fn) for t in ("view_as_complex", "repeat_interleave(2")) or (
+            hasattr(mmod, "apply_rotary_pos_emb_interleave") and bool(getattr(config, "rope_interleave", False))
+        )
     return out
+
+
+# a model type or configuration class naming a modality other than text (the census's non-text)
+NON_TEXT = re.compile(
+    r"vision|audio|video|speech|tts|asr|dit|codec|mimi|encoder|patcher|tracker|sam|dinov|vit|loftr|eomt|"
+    r"diariz|transcribe|phonon|pixtral|mlcd|kyutai|moonshine|esm|timesfm|csm_depth|pe_",
+    re.I,
+)
+
+
+def census() -> list[tuple[str, str, str, str]]:
+    """(model_type, config class, models/ directory, category) of every model type with rope_parameters."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING, CONFIG_MAPPING_NAMES
+
+    rows = []
+    for mt, cname in sorted(CONFIG_MAPPING_NAMES.items()):
+        try:
+            cls = CONFIG_MAPPING[mt]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rp = getattr(cls(), "rope_parameters", None)
+        except Exception:  # a class that cannot be built from its defaults (a composite needing sub-configs)
+            continue
+        if rp is None:
+            continue
+        mod = importlib.import_module(cls.__module__)
+        d = Path(mod.__file__).parent
+        src = "".join(f.read_text() for f in sorted(d.glob("modeling_*.py")))
+        if "mrope_section" in str(rp) or "mrope" in src or "get_rope_index" in src:
+            cat = "multi-axis"
+        elif NON_TEXT.search(mt + " " + cname):
+            cat = "non-text"
+        else:
+            cat = "text"
+        rows.append((mt, cname, d.name, cat))
+    return rows
+
+
+def write_census() -> int:
+    rows = census()
+    path = OUT_DIR.parent / "model_types.txt"
+    lines = [
+        "# Model types of transformers " + transformers.__version__ + " whose configuration carries rope_parameters,",
+        "# written by scripts/gen_rope_model_reference.py --census: model_type, configuration class,",
+        "# models/ directory, category (text | multi-axis | non-text). Read by tests/rotary/models.test.cpp.",
+    ]
+    lines += [" ".join(r) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
+    cats = {c: sum(r[3] == c for r in rows) for c in ("text", "multi-axis", "non-text")}
+    print(f"{path}: {len(rows)} model types, {cats}")
+    return 0
 
 
 def main() -> int:
     assert transformers.__version__ == "5.23.0", transformers.__version__
+    if "--census" in sys.argv[1:]:
+        return write_census()
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     for case in CASES:
         data = generate(case)

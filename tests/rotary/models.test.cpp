@@ -170,6 +170,21 @@ TEST_CASE("per-model rules: what transformers rejects or posenc cannot vouch for
                        doctest::Contains("rope_theta: model_type \"olmo3\" applies it to its full-attention layers only"), E);
   CHECK(pr::load_config(R"({"model_type": "olmo3", "hidden_size": 4096, "num_attention_heads": 32})").main_plan().context().theta ==
         500000.0);
+  // GLM-MoE-DSA: the class rejects a null qk_rope_head_dim (and replaces head_dim by it: models/glm-moe-dsa-head-dim.json)
+  CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "glm_moe_dsa", "qk_rope_head_dim": null, "head_dim": 64})"),
+                       doctest::Contains("qk_rope_head_dim: expected an integer, got null"), E);
+  // OLMo Hybrid: layer_types given are used as given (the class default applies only when absent)
+  {
+    const auto m = pr::load_config(R"({"model_type": "olmo_hybrid", "hidden_size": 2048, "num_attention_heads": 16,
+        "num_hidden_layers": 2, "layer_types": ["full_attention", "linear_attention"]})");
+    CHECK(m.uses_rope(0));
+    CHECK_FALSE(m.uses_rope(1));
+  }
+  CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "olmo_hybrid", "hidden_size": 2048, "num_attention_heads": 16})"),
+                       doctest::Contains("num_hidden_layers: missing or 0 (and layer_types absent)"), E);
+  CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "olmo_hybrid", "hidden_size": 2048, "num_attention_heads": 16,
+      "num_hidden_layers": 2, "layer_types": ["full_attention", "full_attention"]})"),
+                       doctest::Contains("layer_types: expected both linear_attention and attention layers"), E);
   // a model type without a row: rope_theta and head_dim must be given, partial under the default rule refused
   CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "newnet", "head_dim": 64})"), doctest::Contains("rope_theta: missing"), E);
   CHECK(pr::load_config(R"({"model_type": "newnet", "head_dim": 64, "rope_theta": 1e4})").main_plan().rotary_dim() == 64);
@@ -226,4 +241,51 @@ TEST_CASE("docs/extrapolation.md lists the model types of the code's table, row 
   const std::string doc = ss.str(), table = model_table();
   INFO("expected table:\n", table);
   CHECK(doc.find(table) != std::string::npos);
+}
+
+TEST_CASE("census: every text model type of transformers 5.23 with RoPE is in posenc's table or refused by name") {
+  // tests/rotary/hf/model_types.txt: scripts/gen_rope_model_reference.py --census, from the
+  // transformers 5.23 of the pinned venv (model_type, configuration class, models/ dir, category)
+  std::ifstream in(fs::path(POSENC_HF_REFERENCE_DIR) / "model_types.txt");
+  REQUIRE(in.good());
+  std::size_t text = 0, ruled = 0, refused = 0, other = 0;
+  std::vector<std::string> census_types;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line.front() == '#') continue;
+    std::istringstream ls(line);
+    std::string mt, cls, dir, cat;
+    REQUIRE((ls >> mt >> cls >> dir >> cat));
+    CAPTURE(mt);
+    census_types.push_back(mt);
+    if (cat != "text") {
+      CHECK((cat == "multi-axis" || cat == "non-text"));
+      ++other;
+      continue;
+    }
+    ++text;
+    const pr::model_rule* r = pr::find_model_rule(mt);
+    const pr::refused_model_type* x = pr::find_refused_model_type(mt);
+    CHECK_MESSAGE((r != nullptr) != (x != nullptr), "a text model type needs exactly one of a rule row or a refusal");
+    if (r != nullptr) ++ruled;
+    if (x == nullptr) continue;
+    ++refused;
+    // the refusal names the class transformers decides it in, and load_config refuses it naming model_type,
+    // whether flat or as a multimodal config's text_config
+    CHECK(x->source.find(cls + " (models/" + dir + ":") == 0);
+    const std::string cfg = R"({"model_type": ")" + mt + R"(", "head_dim": 64, "rope_theta": 10000.0})";
+    const std::string flat = "model_type: \"" + mt + "\" is a transformers 5.23 model type",
+                      nested = "text_config.model_type: \"" + mt + "\"";
+    CHECK_THROWS_WITH_AS(pr::load_config(cfg), doctest::Contains(doctest::String(flat.c_str())), pr::config_error);
+    CHECK_THROWS_WITH_AS(pr::load_config(R"({"model_type": "wrapper", "text_config": )" + cfg + "}"),
+                         doctest::Contains(doctest::String(nested.c_str())), pr::config_error);
+  }
+  // every refusal is a census text type (none refuses a model type transformers does not list)
+  for (const auto& x : pr::refused_model_types) {
+    CAPTURE(x.model_type);
+    CHECK(std::find(census_types.begin(), census_types.end(), std::string(x.model_type)) != census_types.end());
+  }
+  CHECK(refused == pr::refused_model_types.size());
+  MESSAGE("census: ", text, " text model types (", ruled, " with a rule row, ", refused, " refused), ", other,
+          " multi-axis or non-text");
+  CHECK(text > 100);
 }

@@ -330,6 +330,9 @@ inline model_config load_config(std::string_view json_text, const load_options& 
   const auto key = [&](std::string_view k) { return prefix + std::string(k); };
   const std::string& mt = m.model_type;
   const model_rule* const mrule = find_model_rule(mt);
+  if (const refused_model_type* const refused = find_refused_model_type(mt))
+    config_fail(key("model_type"), ": \"", mt, "\" is a transformers 5.23 model type whose RoPE rules posenc has not ",
+                "transcribed (", refused->source, "); refused rather than read by the generic rule");
 
   // every top-level key that names RoPE must be one the loader reads
   root.for_each_member([&](std::string_view k, const json_value&) {
@@ -378,12 +381,33 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     if (interval == 0) config_fail(key("full_attention_interval"), ": expected a positive integer, got 0");
     for (std::size_t i = 0; i < m.num_hidden_layers; ++i)
       m.layer_types.emplace_back((i + 1) % interval != 0 ? "linear_attention" : "full_attention");
+  } else if (mt == "olmo_hybrid" && m.num_hidden_layers > 0) {
+    // OlmoHybridConfig.__post_init__: every 4th layer (i % 4 == 3) full attention, the others linear;
+    // with fewer than 4 layers the last one is full attention
+    for (std::size_t i = 0; i < m.num_hidden_layers; ++i)
+      m.layer_types.emplace_back(i % 4 == 3 || (m.num_hidden_layers < 4 && i + 1 == m.num_hidden_layers)
+                                     ? "full_attention"
+                                     : "linear_attention");
+  }
+  if (mt == "olmo_hybrid" && m.layer_types.empty())
+    config_fail(key("num_hidden_layers"), ": missing or 0 (and layer_types absent), which OlmoHybridConfig's ",
+                "default layer_types (every 4th layer full attention) need");
+  if (mt == "olmo_hybrid") {  // OlmoHybridConfig.validate_architecture
+    const auto linear = std::count(m.layer_types.begin(), m.layer_types.end(), "linear_attention");
+    if (linear == 0 || static_cast<std::size_t>(linear) == m.layer_types.size())
+      config_fail(key("layer_types"), ": expected both linear_attention and attention layers (OlmoHybridConfig), got ",
+                  linear, " linear_attention of ", m.layer_types.size());
   }
 
   rope_context ctx;
   ctx.semantics = opt.semantics;
   if (const auto q = root.find("qk_rope_head_dim"); present(q)) {
     ctx.head_dim = detail::json_width(*q, key("qk_rope_head_dim"));  // DeepSeek: head_dim = qk_rope_head_dim
+  } else if (mt == "glm_moe_dsa") {
+    // GlmMoeDsaConfig: head_dim = qk_rope_head_dim (default 64) whatever head_dim says; a null one it rejects
+    if (root.find("qk_rope_head_dim"))
+      config_fail(key("qk_rope_head_dim"), ": expected an integer, got null (which GlmMoeDsaConfig rejects)");
+    ctx.head_dim = mrule->default_head_dim;
   } else if (const auto hd = root.find("head_dim"); present(hd) && detail::json_width(*hd, key("head_dim")) > 0) {
     ctx.head_dim = detail::json_width(*hd, key("head_dim"));
   } else if (mrule != nullptr && mrule->head_dim == head_dim_source::class_default && !root.find("head_dim")) {
