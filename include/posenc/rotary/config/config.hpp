@@ -389,10 +389,10 @@ inline model_config load_config(std::string_view json_text, const load_options& 
                                      ? "full_attention"
                                      : "linear_attention");
   }
-  if (mt == "olmo_hybrid" && m.layer_types.empty())
-    config_fail(key("num_hidden_layers"), ": missing or 0 (and layer_types absent), which OlmoHybridConfig's ",
-                "default layer_types (every 4th layer full attention) need");
   if (mt == "olmo_hybrid") {  // OlmoHybridConfig.validate_architecture
+    if (m.layer_types.empty())
+      config_fail(key("num_hidden_layers"), ": missing or 0 (and layer_types absent), which OlmoHybridConfig's ",
+                  "default layer_types (every 4th layer full attention) need");
     const auto linear = std::count(m.layer_types.begin(), m.layer_types.end(), "linear_attention");
     if (linear == 0 || static_cast<std::size_t>(linear) == m.layer_types.size())
       config_fail(key("layer_types"), ": expected both linear_attention and attention layers (OlmoHybridConfig), got ",
