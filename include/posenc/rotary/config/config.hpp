@@ -382,8 +382,7 @@ inline model_config load_config(std::string_view json_text, const load_options& 
     for (std::size_t i = 0; i < m.num_hidden_layers; ++i)
       m.layer_types.emplace_back((i + 1) % interval != 0 ? "linear_attention" : "full_attention");
   } else if (mt == "olmo_hybrid" && m.num_hidden_layers > 0) {
-    // OlmoHybridConfig.__post_init__: every 4th layer (i % 4 == 3) full attention, the others linear;
-    // with fewer than 4 layers the last one is full attention
+    // OlmoHybridConfig.__post_init__: layer i % 4 == 3 full attention (under 4 layers: the last one)
     for (std::size_t i = 0; i < m.num_hidden_layers; ++i)
       m.layer_types.emplace_back(i % 4 == 3 || (m.num_hidden_layers < 4 && i + 1 == m.num_hidden_layers)
                                      ? "full_attention"
