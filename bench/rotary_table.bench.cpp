@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <posenc/rotary/axes.hpp>
-#include <posenc/rotary/diffusion.hpp>
+#include <posenc/rotary/axes/axes.hpp>
+#include <posenc/rotary/axes/diffusion.hpp>
 #include <posenc/rotary/scaling.hpp>
 #include <posenc/rotary/table.hpp>
 
@@ -99,7 +99,7 @@ BENCHMARK(BM_table<Eigen::bfloat16>)->Apply(table_sizes)->Unit(benchmark::kMilli
 BENCHMARK(BM_fill<double>)->Apply(fill_sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_table<double>)->Apply(wide_sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// FLUX.1's 3-axis table (posenc/rotary/diffusion.hpp, rotary::table of rotary/axes.hpp) for a
+// FLUX.1's 3-axis table (posenc/rotary/axes/diffusion.hpp, rotary::table of rotary/axes.hpp) for a
 // 1024 x 1024 image and 512 text tokens: 4608 rows x 64 pairs, cos + sin: 2.25 MiB of float,
 // 4.5 MiB of double. Counters as above (bytes of the two buffers written per second); BM_fill
 // at L = 4096 / 16384 is the memory fill of about the same bytes.

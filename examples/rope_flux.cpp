@@ -9,7 +9,7 @@
 #include <vector>
 
 #include <posenc/rotary.hpp>
-#include <posenc/rotary/axes_apply.hpp>
+#include <posenc/rotary/axes/axes_apply.hpp>
 
 int main() {
   namespace rt = posenc::rotary;

@@ -12,9 +12,9 @@
 #include <posenc/rotary/rules/scaling.hpp>  // IWYU pragma: export
 #include <posenc/rotary/table.hpp>    // IWYU pragma: export
 #include <posenc/rotary/config/config.hpp>   // IWYU pragma: export
-#include <posenc/rotary/axes.hpp>     // IWYU pragma: export
-#include <posenc/rotary/axes_apply.hpp>  // IWYU pragma: export
-#include <posenc/rotary/mrope.hpp>    // IWYU pragma: export
-#include <posenc/rotary/mrope_config.hpp>  // IWYU pragma: export
-#include <posenc/rotary/diffusion.hpp>  // IWYU pragma: export
-#include <posenc/rotary/vision.hpp>     // IWYU pragma: export
+#include <posenc/rotary/axes/axes.hpp>     // IWYU pragma: export
+#include <posenc/rotary/axes/axes_apply.hpp>  // IWYU pragma: export
+#include <posenc/rotary/axes/mrope.hpp>    // IWYU pragma: export
+#include <posenc/rotary/axes/mrope_config.hpp>  // IWYU pragma: export
+#include <posenc/rotary/axes/diffusion.hpp>  // IWYU pragma: export
+#include <posenc/rotary/axes/vision.hpp>     // IWYU pragma: export

@@ -2448,7 +2448,7 @@ void add_registry_gaps(std::vector<row>& rows) {
 }
 
 // The 2-D sincos tables (posenc/sinusoidal/grid.hpp) and the diffusion / vision RoPE layouts
-// (posenc/rotary/diffusion.hpp): every kind of each entry point.
+// (posenc/rotary/axes/diffusion.hpp): every kind of each entry point.
 void add_multiaxis_layouts(std::vector<row>& rows) {
   namespace ps = posenc::sinusoidal;
   constexpr auto p2 = [](int e) { return std::size_t{1} << e; };
@@ -2602,7 +2602,7 @@ void add_multiaxis_layouts(std::vector<row>& rows) {
                                           [] { (void)rt::qwen_vl_vision_positions(grids1{{{1, -2, 4}}}, 2); }));
 }
 
-// Multi-axis RoPE and M-RoPE (posenc/rotary/axes.hpp, mrope.hpp, mrope_config.hpp).
+// Multi-axis RoPE and M-RoPE (posenc/rotary/axes/axes.hpp, mrope.hpp, mrope_config.hpp).
 void add_multi_axis(std::vector<row>& rows) {
   namespace pr = posenc::rotary;
   const std::vector<std::size_t> sec{16, 24, 24};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The N-axis RoPE of diffusion transformers (posenc/rotary/diffusion.hpp) against diffusers 0.42.1
+// The N-axis RoPE of diffusion transformers (posenc/rotary/axes/diffusion.hpp) against diffusers 0.42.1
 // (scripts/gen_multiaxis_reference.py -> tests/rotary/multiaxis/diffusion.inc): FLUX at 1024 x 1024
 // with 512 text tokens, Wan 2.1 at 480 x 832 x 81 frames, HunyuanVideo at 320 x 512 x 33 frames,
 // Qwen-Image with two images (64 x 64 and 48 x 80 patches) and 77 text tokens.
@@ -34,8 +34,8 @@
 #include <vector>
 
 #include <posenc/numeric/phase.hpp>
-#include <posenc/rotary/axes_apply.hpp>
-#include <posenc/rotary/diffusion.hpp>
+#include <posenc/rotary/axes/axes_apply.hpp>
+#include <posenc/rotary/axes/diffusion.hpp>
 
 #include "message_of.hpp"
 #include "multiaxis_check.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Multi-axis RoPE and M-RoPE (posenc/rotary/axes.hpp, axes_apply.hpp, mrope.hpp) against
+// Multi-axis RoPE and M-RoPE (posenc/rotary/axes/axes.hpp, axes_apply.hpp, mrope.hpp) against
 // transformers 5.23 (tests/rotary/mrope/, scripts/gen_mrope_reference.py) and against the long
 // double reference of the exact phase (exact_reference.hpp).
 //

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include <posenc/numeric/phase.hpp>
-#include <posenc/rotary/axes_apply.hpp>
+#include <posenc/rotary/axes/axes_apply.hpp>
 
 namespace posenc_test {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The 2-D RoPE of vision encoders (posenc/rotary/vision.hpp) against transformers 5.23
+// The 2-D RoPE of vision encoders (posenc/rotary/axes/vision.hpp) against transformers 5.23
 // (scripts/gen_multiaxis_reference.py -> tests/rotary/multiaxis/vision.inc): the Qwen2.5-VL vision
 // tower (an image of 34 x 46 patches and a video of 2 x 18 x 24, spatial merge 2, window order),
 // Pixtral (two images), Llama 4 (24 x 24 patches and the class token), DINOv3 ViT-S/16 (14 x 20).
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <posenc/rotary/vision.hpp>
+#include <posenc/rotary/axes/vision.hpp>
 
 #include "message_of.hpp"
 #include "multiaxis_check.hpp"

@@ -35,9 +35,9 @@
 #include <posenc/core/error.hpp>
 #include <posenc/io/json.hpp>
 #include <posenc/rotary/apply_plan.hpp>
-#include <posenc/rotary/axes.hpp>
+#include <posenc/rotary/axes/axes.hpp>
 #include <posenc/rotary/frequencies.hpp>
-#include <posenc/rotary/mrope.hpp>
+#include <posenc/rotary/axes/mrope.hpp>
 #include <posenc/rotary/rules/rule_params.hpp>
 
 namespace posenc::rotary {

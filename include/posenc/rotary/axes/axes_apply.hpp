@@ -33,7 +33,7 @@
 #include <posenc/core/thread_pool.hpp>
 #include <posenc/numeric/pair_rotation.hpp>
 #include <posenc/rotary/apply.hpp>
-#include <posenc/rotary/axes.hpp>
+#include <posenc/rotary/axes/axes.hpp>
 #include <posenc/rotary/coefficients.hpp>
 
 namespace posenc::rotary {

@@ -37,7 +37,7 @@
 
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
-#include <posenc/rotary/axes.hpp>
+#include <posenc/rotary/axes/axes.hpp>
 #include <posenc/rotary/frequencies.hpp>
 
 namespace posenc::rotary {

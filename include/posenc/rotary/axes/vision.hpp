@@ -30,10 +30,10 @@
 #include <posenc/core/checked.hpp>
 #include <posenc/core/error.hpp>
 #include <posenc/numeric/extended.hpp>
-#include <posenc/rotary/axes.hpp>
-#include <posenc/rotary/diffusion.hpp>
+#include <posenc/rotary/axes/axes.hpp>
+#include <posenc/rotary/axes/diffusion.hpp>
 #include <posenc/rotary/frequencies.hpp>
-#include <posenc/rotary/mrope.hpp>
+#include <posenc/rotary/axes/mrope.hpp>
 
 namespace posenc::rotary {
 
