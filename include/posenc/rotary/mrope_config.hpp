@@ -47,7 +47,7 @@ namespace posenc::rotary {
 /// What a vision-language config.json says about its M-RoPE.
 struct mrope_model {
   std::string model_type;
-  axis_frequencies freqs;                 ///< three axes (t, h, w), the default frequencies of rotary_dim
+  axis_frequencies freqs;                 ///< three axes (t, h, w; hunyuan_vl: one per section entry, split-half), the default frequencies of rotary_dim
   rotary::layout layout = layout::half;   ///< pair layout of the model's apply_rotary_pos_emb
   std::size_t head_dim = 0;               ///< columns of a head (rotary_dim = 2 * pairs <= head_dim)
   mrope_style style = mrope_style::sections;
@@ -227,7 +227,9 @@ inline mrope_model load_mrope_config(std::string_view json_text) {
     if (!legacy_section.empty() && !m.section.empty() && legacy_section != m.section)
       mrope_config_fail(rope_name, ".xdrope_section: expected the same counts as mrope_section when both are given");
     if (m.section.empty()) m.section = legacy_section;
-    if (m.section.empty()) mrope_config_fail(rope_name, ".mrope_section: expected the sections of hunyuan_vl, got none");
+    if (m.section.empty())
+      mrope_config_fail(rope_name.empty() ? prefix + "rope_parameters" : rope_name,
+                        ".mrope_section: expected the sections of hunyuan_vl, got none");
     if (m.section.size() < 3 || m.section.size() > max_axes)
       mrope_config_fail(rope_name, ".mrope_section: expected 3 or 4 entries for hunyuan_vl, got ", m.section.size());
     if (rope_type != "default") {
