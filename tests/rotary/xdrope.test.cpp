@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include <Eigen/Core>
+
 #include <posenc/io/npy.hpp>
 #include <posenc/rotary.hpp>
 
@@ -171,6 +173,46 @@ TEST_CASE("xdrope: split-half tables and rotation equal transformers' float64 ev
       }
     CHECK(worst == 0);
   }
+}
+
+TEST_CASE("xdrope: interleaved layout, threads and bfloat16 storage") {
+  const pr::mrope_model m = pr::load_mrope_config(hy_slurp(hy_dir / "config.json"));
+  const auto pos = hy_ints(hy_dir / "positions.npy");
+  const auto q = posenc::io::read_npy<float>(hy_dir / "q.npy");
+  const std::size_t n = B * S;
+  std::vector<double> half(q.data.begin(), q.data.end()), inter(n * D), threaded = half;
+  pr::apply_inplace(pr::dense_view<double>::contiguous(half.data(), {B, 1, S, D}), pr::dense_view<double>{}, m.freqs,
+                    pr::axis_positions(pos, A), {.layout = pr::layout::half});
+  // the same pairs in the interleaved layout: pair k at columns 2k, 2k + 1; the same arithmetic, bitwise
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < M; ++k) {
+      inter[i * D + 2 * k] = q.data[i * D + k];
+      inter[i * D + 2 * k + 1] = q.data[i * D + k + M];
+    }
+  pr::apply_inplace(pr::dense_view<double>::contiguous(inter.data(), {B, 1, S, D}), pr::dense_view<double>{}, m.freqs,
+                    pr::axis_positions(pos, A), {.layout = pr::layout::interleaved});
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < M; ++k)
+      differ += inter[i * D + 2 * k] != half[i * D + k] || inter[i * D + 2 * k + 1] != half[i * D + k + M];
+  CHECK(differ == 0);
+  pr::apply_inplace(pr::dense_view<double>::contiguous(threaded.data(), {B, 1, S, D}), pr::dense_view<double>{},
+                    m.freqs, pr::axis_positions(pos, A), {.layout = pr::layout::half, .threads = 3});
+  CHECK(threaded == half);
+  // bfloat16 storage: the double result rounded through float to bfloat16, within 2^-8 |y| plus the
+  // double result's own error (far below it)
+  std::vector<Eigen::bfloat16> bf(n * D);
+  for (std::size_t i = 0; i < n * D; ++i) bf[i] = Eigen::bfloat16(q.data[i]);
+  std::vector<double> ref(n * D);
+  for (std::size_t i = 0; i < n * D; ++i) ref[i] = static_cast<double>(static_cast<float>(bf[i]));
+  pr::apply_inplace(pr::dense_view<double>::contiguous(ref.data(), {B, 1, S, D}), pr::dense_view<double>{}, m.freqs,
+                    pr::axis_positions(pos, A), {.layout = pr::layout::half});
+  pr::apply_inplace(pr::dense_view<Eigen::bfloat16>::contiguous(bf.data(), {B, 1, S, D}),
+                    pr::dense_view<Eigen::bfloat16>{}, m.freqs, pr::axis_positions(pos, A), {.layout = pr::layout::half});
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n * D; ++i)
+    bad += std::fabs(static_cast<double>(static_cast<float>(bf[i])) - ref[i]) > std::ldexp(std::fabs(ref[i]), -8) + 1e-30;
+  CHECK(bad == 0);
 }
 
 TEST_CASE("xdrope: the split-half map is not a rotation (norms change), and is one where the angles agree") {
