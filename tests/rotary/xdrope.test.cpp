@@ -175,6 +175,29 @@ TEST_CASE("xdrope: split-half tables and rotation equal transformers' float64 ev
   }
 }
 
+TEST_CASE("xdrope: float tables against transformers' own float32 forward (its first 8 tokens)") {
+  // transformers forms inv_freq and the phase p w in float32: within 2^-21 (1 + p w) of the exact
+  // values (errata D6's bound for these modules); posenc's float entries are the exact ones rounded
+  const pr::mrope_model m = pr::load_mrope_config(hy_slurp(hy_dir / "config.json"));
+  const auto ids = hy_ints(hy_dir / "position_ids.npy");  // [4, 2, 24]
+  const auto c32 = posenc::io::read_npy<double>(hy_dir / "cos_f32.npy");  // [8, 128]
+  const auto s32 = posenc::io::read_npy<double>(hy_dir / "sin_f32.npy");
+  std::vector<std::int64_t> first(A * 8);
+  for (std::size_t a = 0; a < A; ++a)
+    for (std::size_t t = 0; t < 8; ++t) first[a * 8 + t] = ids[a * B * S + t];
+  const auto t = pr::table<float>(m.freqs, pr::axis_positions(first, A), pr::table_layout::duplicated);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < 8; ++i)
+    for (std::size_t c = 0; c < D; ++c) {
+      const std::size_t k = c % M, ax = c < M ? m.freqs.axis[k] : m.freqs.axis_second[k];
+      const double pw = std::fabs(static_cast<double>(first[ax * 8 + i]) * static_cast<double>(m.freqs.freqs.inv_freq[k]));
+      const double tol = std::ldexp(1.0, -21) * (1 + pw);
+      bad += std::fabs(t.cos.data()[i * D + c] - c32.data[i * D + c]) > tol;
+      bad += std::fabs(t.sin.data()[i * D + c] - s32.data[i * D + c]) > tol;
+    }
+  CHECK(bad == 0);
+}
+
 TEST_CASE("xdrope: interleaved layout, threads and bfloat16 storage") {
   const pr::mrope_model m = pr::load_mrope_config(hy_slurp(hy_dir / "config.json"));
   const auto pos = hy_ints(hy_dir / "positions.npy");
