@@ -9,8 +9,9 @@
 //    <= 2 ulp of the frequency, one more rounding of the phase p w): |posenc - reference| <=
 //    2^-51 (1 + p w) + 2^-52 (posenc's own 1 ulp included), as tests/rotary/mrope.test.cpp.
 //  - rotated q in double storage: (|a| + |b|) times that bound for both angles, plus 2^-51 (|a| +
-//    |b|) for the two products and the sum of each side's evaluation; float storage: 2^-23 |y|
-//    more (the output's rounding to float).
+//    |b|) for the two products and the sum of each side's evaluation; float storage: 2^-24 |y|
+//    more (half an ulp: the output's rounding to float); bfloat16: 2^-8 |y| against the double map of its input.
+//  - float tables against transformers' float32 forward: 2^-21 (1 + p w) (its float32 inv_freq and phase).
 //  - the split-half map's norm: |(a', b')|^2 = a^2 (cos^2 A + sin^2 B) + b^2 (sin^2 A + cos^2 B)
 //    + 2ab (cos B sin B - cos A sin A) in long double, 1e-13 relative (a few double roundings).
 #include <doctest/doctest.h>
