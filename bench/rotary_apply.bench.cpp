@@ -507,3 +507,46 @@ BENCHMARK(BM_decode_floor<float>)->ArgNames({"B"})->Arg(1)->Arg(8)->Arg(64)->Use
 BENCHMARK(BM_decode<float>)->ArgNames({"B", "table"})->ArgsProduct({{1, 8, 64}, {0, 1}})->UseRealTime();
 BENCHMARK(BM_decode_floor<Eigen::bfloat16>)->ArgNames({"B"})->Arg(1)->Arg(8)->Arg(64)->UseRealTime();
 BENCHMARK(BM_decode<Eigen::bfloat16>)->ArgNames({"B", "table"})->ArgsProduct({{1, 8, 64}, {0, 1}})->UseRealTime();
+
+// ---- Split-half multi-axis RoPE (HunYuan-VL's xdrope) ----
+//  - BM_xdrope_dense<T>: rotary::apply_inplace of q and k [1, 32, 4096, 128] with HunYuan-VL's
+//    axis frequencies (mrope_axes(..., mrope_style::xdrope), mrope_section [16, 16, 16, 16], the
+//    ntk_alpha base 10000 * 1000^(128 / 126), half layout) at position_ids [4, 4096] from
+//    rotary::hunyuan_rope_index: prompt 0 text only, 1 text + one image of 120 x 118 patches
+//    (60 rows of 59 + a newline token merged, + begin/end: 3602 tokens) + text. Work: the bytes of
+//    q and k read and written (4 n sizeof(T)), as BM_mrope_dense, whose rotation path it sits beside.
+namespace {
+
+std::vector<std::int64_t> xdrope_positions(bool image) {
+  std::vector<std::int64_t> types(S, 0);
+  std::vector<pr::vision_grid> grids;
+  if (image) {
+    std::fill(types.begin() + 20, types.begin() + 20 + 3602, 1);
+    grids.push_back({1, 120, 118});
+  }
+  return pr::hunyuan_rope_index(types, 1, S, grids, {}, 4, 2).position_ids;
+}
+
+template <class T>
+void BM_xdrope_dense(benchmark::State& state) {
+  const std::size_t n = H * S * D;
+  auto q = filled<T>(n), k = filled<T>(n);
+  const auto af = pr::mrope_axes(pr::default_frequencies(D, 10000.0 * std::pow(1000.0, 128.0 / 126.0)),
+                                 std::vector<std::size_t>{16, 16, 16, 16}, pr::mrope_style::xdrope);
+  const auto pos = xdrope_positions(state.range(0) != 0);
+  pr::apply_options o;
+  o.layout = pr::layout::half;
+  for (auto _ : state) {
+    pr::apply_inplace<T>(pr::dense_view<T>::contiguous(q.data(), {1, H, S, D}),
+                         pr::dense_view<T>::contiguous(k.data(), {1, H, S, D}), af, pr::axis_positions(pos, 4), o);
+    benchmark::DoNotOptimize(q.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, 4.0 * n * sizeof(T), static_cast<double>(n * sizeof(T)));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(4 * n * sizeof(T)));
+}
+
+}  // namespace
+
+BENCHMARK(BM_xdrope_dense<float>)->ArgNames({"image"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_xdrope_dense<Eigen::bfloat16>)->ArgNames({"image"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();

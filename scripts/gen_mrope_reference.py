@@ -21,6 +21,11 @@ rope_theta, mrope_section, partial_rotary_factor; no Hub access, no weights):
 * the module's own float32 forward (transformers' real arithmetic) for the first sequence's
   first 8 tokens: ``cos_f32.npy``, ``sin_f32.npy`` [8, rotary_dim].
 
+HunYuan-VL (``hunyuan_vl``: xdrope, four axes, rope_type "xdrope" with alpha, images only) is
+written by ``hunyuan_vl()`` into ``hunyuan_vl/`` with the same files (position ids [4, batch, seq];
+cos/sin its split-half tables) and is not listed in ``models.txt``, whose models the three-axis
+tests read; tests/rotary/xdrope.test.cpp reads it.
+
 ``config.json`` is the model's full configuration class (text_config, vision_config) as
 transformers serializes it, for rotary::load_mrope_config. ``meta.json`` holds the inputs (token types, mask, grids, seconds per grid), the model's
 constants and the layout. Usage:
@@ -216,6 +221,78 @@ def main():
         index.append(m["name"])
         print(m["name"], "deltas", deltas.tolist(), "positions max", int(pos.max()))
     (OUT / "models.txt").write_text("\n".join(index) + "\n")
+    hunyuan_vl()
+
+
+def hunyuan_vl():
+    """HunYuan-VL's files (see the module docstring): the model's get_rope_index, rotary module and
+    apply_rotary_pos_emb, with a text config shaped like HunyuanOCR's (head_dim 128, rope_theta
+    10000, rope_type xdrope with alpha 1000, xdrope_section [16, 16, 16, 16])."""
+    from transformers import HunYuanVLConfig
+    from transformers.models.hunyuan_vl import modeling_hunyuan_vl as m_hy
+    from transformers.models.hunyuan_vl.configuration_hunyuan_vl import HunYuanVLTextConfig
+
+    torch.manual_seed(20261128)
+    d = OUT / "hunyuan_vl"
+    d.mkdir(exist_ok=True)
+    head_dim, theta, alpha, section = 128, 10000.0, 1000.0, [16, 16, 16, 16]
+    cfg = HunYuanVLTextConfig(hidden_size=head_dim * 8, num_attention_heads=8, num_key_value_heads=8,
+                              head_dim=head_dim, rope_parameters={"rope_type": "xdrope", "rope_theta": theta,
+                                                                  "alpha": alpha, "factor": 1.0,
+                                                                  "xdrope_section": section})
+    vision = dict(spatial_merge_size=2)
+    image_grids = [(1, 4, 6), (1, 2, 4), (1, 4, 4)]  # merged (h', w'): (2, 3), (1, 2), (2, 2)
+
+    def tokens(g):
+        return (g[1] // 2) * (g[2] // 2 + 1)
+
+    row0 = [0, 0] + [1] * (tokens(image_grids[0]) + 2) + [0, 0] + [1] * tokens(image_grids[1])
+    row0 += [0] * (SEQ - len(row0))
+    body = [0] * 4 + [1] * (tokens(image_grids[2]) + 2) + [0] * 3
+    pad = SEQ - len(body)
+    rows = [row0, [0] * pad + body]
+    masks = [[1] * SEQ, [0] * pad + [1] * len(body)]
+    full = HunYuanVLConfig(text_config=cfg.to_dict(), vision_config=vision)
+    self = types.SimpleNamespace(config=full)
+    self.get_vision_position_ids = functools.partial(m_hy.HunYuanVLModel.get_vision_position_ids, self)
+    pos, deltas = m_hy.HunYuanVLModel.get_rope_index(
+        self, input_ids=torch.ones(2, SEQ, dtype=torch.long), mm_token_type_ids=torch.tensor(rows, dtype=torch.int32),
+        image_grid_thw=torch.tensor(image_grids, dtype=torch.long),
+        attention_mask=torch.tensor(masks, dtype=torch.long))
+    deltas = deltas.reshape(-1)
+    rot = m_hy.HunYuanVLRotaryEmbedding(full.text_config)
+    assert rot.rope_type == "ntk_alpha"
+    base = theta * alpha ** (head_dim / (head_dim - 2))  # transformers' ntk_alpha base, a Python float
+    inv64 = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
+    positions = pos.clone()
+    positions[:, 1, :] += LARGE_OFFSET
+    freqs = positions[..., None].to(torch.float64) * inv64  # [4, batch, seq, pairs]
+    cos = rot.recomposition_frequencies(freqs.cos() * rot.attention_scaling)
+    sin = rot.recomposition_frequencies(freqs.sin() * rot.attention_scaling)
+    q = torch.randn(2, 1, SEQ, head_dim).to(torch.float32).to(torch.float64)
+    # HunYuan-VL's apply_rotary_pos_emb computes in float32 (q.float(), cos.float()): the float64
+    # reference is its formula q * cos + rotate_half(q) * sin, with the model's rotate_half, in float64
+    q_rot = q * cos[:, None] + m_hy.rotate_half(q) * sin[:, None]
+    q32, _ = m_hy.apply_rotary_pos_emb(q, q.clone(), cos, sin)
+    assert float((q32 - q_rot).abs().max()) < 1e-5
+    cos32, sin32 = rot(torch.zeros(1, dtype=torch.float32), pos[:, :1, :8])
+    np.save(d / "position_ids.npy", pos.numpy().astype(np.int64))
+    np.save(d / "deltas.npy", deltas.numpy().astype(np.int64))
+    np.save(d / "positions.npy", positions.numpy().astype(np.int64))
+    np.save(d / "cos.npy", cos.numpy().astype(np.float64))
+    np.save(d / "sin.npy", sin.numpy().astype(np.float64))
+    np.save(d / "q.npy", q.numpy().astype(np.float32))
+    np.save(d / "q_rot.npy", q_rot.numpy().astype(np.float64))
+    np.save(d / "cos_f32.npy", cos32[0].float().numpy())
+    np.save(d / "sin_f32.npy", sin32[0].float().numpy())
+    meta = dict(model_type="hunyuan_vl", head_dim=head_dim, rotary_dim=head_dim, rope_theta=theta, alpha=alpha,
+                ntk_alpha_base=base, mrope_section=section, style="xdrope", layout="half",
+                attention_scaling=rot.attention_scaling, spatial_merge_size=2, mm_token_type_ids=rows,
+                attention_mask=masks, image_grid_thw=[list(g) for g in image_grids], large_offset=LARGE_OFFSET,
+                batch=2, seq=SEQ)
+    (d / "config.json").write_text(full.to_json_string())
+    (d / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    print("hunyuan_vl deltas", deltas.tolist(), "positions max", int(pos.max()))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ functions and ``torch.nn.Module``\\ s:
   :func:`rope_cache_clear`, :func:`rope_cache_limits`).
 * :class:`MultiAxisRotaryEmbedding` -- M-RoPE of vision-language models (Qwen2-VL, Qwen2.5-VL,
   Qwen3-VL, GLM-4V, ERNIE 4.5-VL) from their config: multi-axis position_ids [3, B, S];
-  :func:`axes_cos_sin`, :func:`axes_rope`, :func:`axes_rope_`, :func:`get_rope_index`.
+  :func:`axes_cos_sin`, :func:`axes_rope`, :func:`axes_rope_`, :func:`get_rope_index`, :func:`hunyuan_rope_index`.
 * :mod:`posenc.layouts` -- the multi-axis RoPE of diffusion transformers (FLUX, Wan 2.x,
   HunyuanVideo, Qwen-Image) and vision encoders (Qwen-VL, Pixtral, Llama 4, DINOv3): exact
   frequencies and positions, cos/sin in the peer's layout, :class:`AxesRope` to apply in place.
@@ -57,6 +57,7 @@ __all__ = [
     "axes_rope",
     "axes_rope_",
     "get_rope_index",
+    "hunyuan_rope_index",
     "AxesRope",
     "layouts",
     "alibi_slopes",
@@ -155,6 +156,7 @@ from ._ops import (  # noqa: E402
     tupe_bias,
 )
 from .rotary import RotaryEmbedding, rope_frequencies  # noqa: E402
-from .multiaxis import MultiAxisRotaryEmbedding, axes_cos_sin, axes_rope, axes_rope_, get_rope_index  # noqa: E402
+from .multiaxis import (MultiAxisRotaryEmbedding, axes_cos_sin, axes_rope, axes_rope_, get_rope_index,  # noqa: E402
+                        hunyuan_rope_index)
 from . import layouts  # noqa: E402
 from .layouts import AxesRope  # noqa: E402

@@ -1,7 +1,7 @@
 """The multi-axis RoPE of diffusion transformers and vision encoders over torch.ops.posenc.
 
-Each model's exact frequencies and int64 positions come from posenc's C++ (rotary/diffusion.hpp,
-rotary/vision.hpp) through ``torch.ops.posenc.axes_layout_frequencies`` and
+Each model's exact frequencies and int64 positions come from posenc's C++ (rotary/axes/diffusion.hpp,
+rotary/axes/vision.hpp) through ``torch.ops.posenc.axes_layout_frequencies`` and
 ``axes_layout_positions``; cos/sin through ``axes_cos_sin``, the rotation through ``axes_rope`` /
 ``axes_rope_`` (python/posenc/multiaxis.py). Every table is the correctly rounded cos/sin of the exact
 angle position * omega.

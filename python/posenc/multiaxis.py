@@ -1,7 +1,10 @@
 """Multi-axis RoPE (M-RoPE of vision-language models) over torch.ops.posenc.axes_*.
 
 Pair k of the rotated part of each head turns by position_ids[axis[k]] * omega_k, omega_k the
-exact frequency of the config's rule. Frequencies travel as float64 ``freqs`` [pairs, 2, 3]: each
+exact frequency of the config's rule. ``axis`` [2, pairs] is HunYuan-VL's split-half xdrope: the
+pair's first column a takes angle A = position_ids[axis[0, k]] * omega_k, its second b angle
+B = position_ids[axis[1, k]] * omega_k, a' = a cos A - b sin A, b' = b cos B + a sin B (not a
+rotation where A != B; the backward is the map's transpose). Frequencies travel as float64 ``freqs`` [pairs, 2, 3]: each
 pair's long double inv_freq and its low part inv_freq_lo, each split into three non-overlapping
 doubles whose sum is exact (or a plain float64 [pairs], each frequency a double), so nothing is
 rounded between the C++ loader and the kernels.
@@ -45,6 +48,14 @@ def axes_rope_(x, position_ids, freqs, axis, attention_factor: float = 1.0, layo
     return x
 
 
+def hunyuan_rope_index(mm_token_type_ids, image_grid_thw=None, attention_mask=None, axes: int = 4,
+                       spatial_merge_size: int = 2):
+    """HunYuan-VL's get_rope_index: (position_ids int64 [axes, B, S], rope_deltas int64 [B, 1]) from
+    mm_token_type_ids [B, S] (1 image), image_grid_thw [n, 3] and attention_mask [B, S]; axes is
+    len(mrope_section) (the last three: width, height, image index)."""
+    return _P.hunyuan_rope_index(mm_token_type_ids, image_grid_thw, attention_mask, int(axes), int(spatial_merge_size))
+
+
 def get_rope_index(mm_token_type_ids, image_grid_thw=None, video_grid_thw=None, attention_mask=None,
                    second_per_grid_ts=None, spatial_merge_size: int = 2, temporal_merge_size: int = 1,
                    split_video_frames: bool = False, tokens_per_second: float = 0.0):
@@ -60,7 +71,8 @@ def get_rope_index(mm_token_type_ids, image_grid_thw=None, video_grid_thw=None, 
 class MultiAxisRotaryEmbedding(nn.Module):
     """M-RoPE of a vision-language model from its config (a transformers config object, a
     config.json dict or its JSON text): Qwen2-VL, Qwen2.5-VL, Qwen3-VL (and -MoE), GLM-4.1V/4.5V,
-    ERNIE 4.5-VL, read by posenc's C++ ``load_mrope_config``.
+    ERNIE 4.5-VL, HunYuan-VL (xdrope: ``axis`` [2, pairs], len(mrope_section) axes), read by posenc's
+    C++ ``load_mrope_config``.
 
     ``cos_sin(position_ids [3, B, S], dtype)`` -> (cos, sin) [B, S, rotary_dim] in HF's [c | c]
     layout with every pair at its own axis' position (what Qwen2-VL/2.5-VL/3-VL's text rotary
@@ -75,7 +87,7 @@ class MultiAxisRotaryEmbedding(nn.Module):
         (freqs, axis, af, hd, interleaved, section, style, sms, tms, split,
          tps) = _P.mrope_config(self.config_text)
         layout = "interleaved" if interleaved else "half"
-        style = ("sections", "interleaved", "ernie")[int(style)]
+        style = ("sections", "interleaved", "ernie", "xdrope")[int(style)]
         model_type = json.loads(self.config_text).get("model_type")
         self.register_buffer("freqs", freqs, persistent=False)
         self.register_buffer("axis", axis, persistent=False)
@@ -105,6 +117,12 @@ class MultiAxisRotaryEmbedding(nn.Module):
 
     def get_rope_index(self, mm_token_type_ids, image_grid_thw=None, video_grid_thw=None, attention_mask=None,
                        second_per_grid_ts=None):
+        if self.style == "xdrope":  # HunYuan-VL: images only, one axis per mrope_section entry
+            if video_grid_thw is not None:
+                raise ValueError("posenc: get_rope_index: video_grid_thw: expected None for hunyuan_vl (images only), "
+                                 "got a tensor")
+            return hunyuan_rope_index(mm_token_type_ids, image_grid_thw, attention_mask, len(self.mrope_section),
+                                      self.spatial_merge_size)
         return get_rope_index(mm_token_type_ids, image_grid_thw, video_grid_thw, attention_mask, second_per_grid_ts,
                               self.spatial_merge_size, self.temporal_merge_size, self.split_video_frames,
                               self.tokens_per_second)

@@ -35,7 +35,8 @@ from .rotary import RotaryEmbedding, config_json
 _P = torch.ops.posenc
 
 #: model types whose text rotary module is M-RoPE (position_ids [3, B, S]) and patch_rotary handles
-MROPE_MODEL_TYPES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "glm4v", "glm4v_moe", "ernie4_5_vl_moe")
+MROPE_MODEL_TYPES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "glm4v", "glm4v_moe", "ernie4_5_vl_moe",
+                     "hunyuan_vl")
 
 
 def _text_config(model):
@@ -110,11 +111,14 @@ def _mrope_plan(name, mod, model):
     if rot.model_type not in MROPE_MODEL_TYPES:
         _fail(name, mod, "M-RoPE of model_type %r is not one patch_rotary knows (%s)"
               % (rot.model_type, ", ".join(MROPE_MODEL_TYPES)))
-    ids = torch.tensor([[[3]], [[5]], [[7]]])
+    axes = len(rot.mrope_section) if rot.style == "xdrope" else 3  # HunYuan-VL: one axis per section entry
+    ids = torch.tensor([[[3]], [[5]], [[7]], [[11]]])[:axes]
     c0, _ = _probe(name, mod, torch.zeros(1, dtype=torch.float64), ids)
-    cp, _ = rot.cos_sin(ids, dtype=torch.float64, duplicated=False)
-    # [c | c] (Qwen-VL, GLM-4.5V) or each value twice in a row (GLM-4.1V, ERNIE 4.5-VL)
-    forms = {False: torch.cat([cp, cp], -1), True: cp.repeat_interleave(2, -1)}
+    cp, _ = rot.cos_sin(ids, dtype=torch.float64, duplicated=False) if rot.style != "xdrope" else (None, None)
+    # [c | c] (Qwen-VL, GLM-4.5V) or each value twice in a row (GLM-4.1V, ERNIE 4.5-VL); HunYuan-VL's
+    # split-half [c_A | c_B] only as posenc's duplicated table
+    forms = ({False: rot.cos_sin(ids, dtype=torch.float64)[0]} if rot.style == "xdrope"
+             else {False: torch.cat([cp, cp], -1), True: cp.repeat_interleave(2, -1)})
     pairwise = next((k for k, c1 in forms.items() if c0.shape == c1.shape and torch.allclose(c0.double(), c1, atol=1e-6)),
                     None)
     if pairwise is None:
@@ -125,7 +129,9 @@ def _mrope_plan(name, mod, model):
     def forward(self, x, position_ids, **kwargs):
         p = position_ids.to("cpu")
         if p.dim() == 2:
-            p = p.expand(3, -1, -1)
+            p = p.expand(axes, -1, -1)
+        elif rot.style == "xdrope" and p.shape[0] == 1:  # HunYuan-VL's forward expands [1, B, S] to every axis
+            p = p.expand(axes, -1, -1)
         dtype = fixed or x.dtype
         if pairwise:
             c, s = rot.cos_sin(p, dtype=dtype, duplicated=False)

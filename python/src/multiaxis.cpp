@@ -22,7 +22,8 @@ namespace {
 // Frequencies travel as float64 tensors without rounding: freqs [pairs] (each pair's frequency, a
 // double) or [pairs, 2, 3] (the long double inv_freq and inv_freq_lo of rotary::frequencies, each
 // split into three non-overlapping doubles whose sum is exact), axis int64 [pairs] (the position
-// axis turning pair k), position_ids int64 [A, ...].
+// axis turning pair k) or [2, pairs] (split-half, HunYuan-VL's xdrope: the axes of each pair's
+// first and second column), position_ids int64 [A, ...].
 
 posenc::rotary::axis_frequencies axis_freqs_of(const Tensor& freqs, const Tensor& axis, int64_t axes,
                                                double attention_factor, const char* op) {
@@ -31,9 +32,13 @@ posenc::rotary::axis_frequencies axis_freqs_of(const Tensor& freqs, const Tensor
   check_storage(axis, op, "axis");
   TORCH_CHECK_TYPE(axis.scalar_type() == at::kLong, "posenc: ", op, ": axis: expected dtype int64, got ",
                    dtype_name(axis.scalar_type()));
-  TORCH_CHECK_VALUE(axis.dim() == 1 && axis.size(0) == freqs.size(0), "posenc: ", op,
-                    ": axis: expected [pairs] = [", freqs.size(0), "] (one position axis per pair), got shape ",
-                    shape_str(axis.sizes()));
+  // [2, pairs]: split-half (HunYuan-VL's xdrope): row 0 the axis of each pair's first column, row 1 of its second
+  const bool split = axis.dim() == 2;
+  TORCH_CHECK_VALUE((axis.dim() == 1 && axis.size(0) == freqs.size(0)) ||
+                        (split && axis.size(0) == 2 && axis.size(1) == freqs.size(0)),
+                    "posenc: ", op, ": axis: expected [pairs] = [", freqs.size(0),
+                    "] (one position axis per pair) or [2, pairs] = [2, ", freqs.size(0),
+                    "] (split-half: first and second column), got shape ", shape_str(axis.sizes()));
   TORCH_CHECK_VALUE(axes >= 1 && axes <= static_cast<int64_t>(posenc::rotary::max_axes), "posenc: ", op,
                     ": position_ids: expected 1 .. ", posenc::rotary::max_axes, " axes in dimension 0, got ", axes);
   f.axes = static_cast<std::size_t>(axes);
@@ -44,20 +49,30 @@ posenc::rotary::axis_frequencies axis_freqs_of(const Tensor& freqs, const Tensor
                       axes - 1, " (position_ids has ", axes, " axes), got ", a[k]);
     f.axis.push_back(static_cast<std::uint8_t>(a[k]));
   }
+  for (int64_t k = 0; split && k < freqs.size(0); ++k) {
+    const int64_t v = a[freqs.size(0) + k];
+    TORCH_CHECK_VALUE(v >= 0 && v < axes, "posenc: ", op, ": axis[1, ", k, "]: expected an axis in 0 .. ", axes - 1,
+                      " (position_ids has ", axes, " axes), got ", v);
+    f.axis_second.push_back(static_cast<std::uint8_t>(v));
+  }
   return f;
 }
 
-/// (freqs float64 [pairs, 2, 3], axis int64 [pairs]) of f, exactly (axis_freqs_of reads them back).
+/// (freqs float64 [pairs, 2, 3], axis int64 [pairs], or [2, pairs] split-half) of f, exactly
+/// (axis_freqs_of reads them back).
 std::tuple<Tensor, Tensor> axis_frequency_tensors(const posenc::rotary::axis_frequencies& f) {
   const auto pairs = static_cast<int64_t>(f.freqs.inv_freq.size());
   Tensor freqs = at::zeros({pairs, 2, kWideParts}, at::TensorOptions().dtype(at::kDouble));
-  Tensor axis = at::empty({pairs}, at::TensorOptions().dtype(at::kLong));
+  const bool split = !f.axis_second.empty();
+  Tensor axis = split ? at::empty({2, pairs}, at::TensorOptions().dtype(at::kLong))
+                      : at::empty({pairs}, at::TensorOptions().dtype(at::kLong));
   double* w = freqs.data_ptr<double>();
   for (int64_t k = 0; k < pairs; ++k) {
     const auto ku = static_cast<std::size_t>(k);
     split_wide(f.freqs.inv_freq[ku], w + k * 2 * kWideParts);
     if (!f.freqs.inv_freq_lo.empty()) split_wide(f.freqs.inv_freq_lo[ku], w + k * 2 * kWideParts + kWideParts);
     axis.data_ptr<int64_t>()[k] = f.axis[ku];
+    if (split) axis.data_ptr<int64_t>()[pairs + k] = f.axis_second[ku];
   }
   return {freqs, axis};
 }
@@ -76,16 +91,18 @@ Tensor axis_positions_of(const Tensor& position_ids, const char* op) {
 }
 
 /// The exact frequencies of a vision-language config.json's M-RoPE and its get_rope_index constants:
-/// (freqs, axis, attention_factor, head_dim, interleaved pair layout, mrope_section, style (0
-/// sections, 1 interleaved, 2 ernie), spatial_merge_size, temporal_merge_size, split_video_frames,
+/// (freqs, axis ([pairs], or [2, pairs] for xdrope), attention_factor, head_dim, interleaved pair
+/// layout, mrope_section, style (0 sections, 1 interleaved, 2 ernie, 3 xdrope), spatial_merge_size, temporal_merge_size, split_video_frames,
 /// tokens_per_second). No string outputs: AOT dispatch traces only tensors and numbers.
 std::tuple<Tensor, Tensor, double, int64_t, bool, std::vector<int64_t>, int64_t, int64_t, int64_t, bool, double>
 mrope_config(const std::string& config_json) {
   const auto m = guarded([&] { return posenc::rotary::load_mrope_config(config_json); });
   const auto [freqs, axis] = axis_frequency_tensors(m.freqs);
   std::vector<int64_t> section(m.section.begin(), m.section.end());
-  const int64_t style = m.style == posenc::rotary::mrope_style::sections ? 0
-                        : m.style == posenc::rotary::mrope_style::interleaved ? 1 : 2;
+  const int64_t style = m.style == posenc::rotary::mrope_style::sections      ? 0
+                        : m.style == posenc::rotary::mrope_style::interleaved ? 1
+                        : m.style == posenc::rotary::mrope_style::ernie       ? 2
+                                                                              : 3;
   return std::make_tuple(freqs, axis, m.freqs.freqs.attention_factor, static_cast<int64_t>(m.head_dim),
                          m.layout == posenc::rotary::layout::interleaved, section, style,
                          static_cast<int64_t>(m.index.spatial_merge_size),
@@ -150,9 +167,35 @@ void axes_rope_(Tensor x, const Tensor& position_ids, const Tensor& freqs, const
                       shape_str(p.sizes()));
   }
   const auto f = axis_freqs_of(freqs, axis, p.size(0), attention_factor, op);
-  if (transpose) p = p.neg();  // R(-theta) = R(theta)^T; |p| < 2^53, so exact
   posenc::rotary::apply_options o;
   o.layout = parse_layout(layout, op);
+  if (transpose && !f.axis_second.empty()) {
+    // split-half: the transpose of [[cos A, -sin A], [sin B, cos B]] is no map of negated positions;
+    // a = a' cos A + b' sin B, b = b' cos B - a' sin A from the double tables, in float64
+    const auto t = guarded([&] {
+      return posenc::rotary::table<double>(
+          f, posenc::rotary::axis_positions(std::span<const int64_t>(p.data_ptr<int64_t>(), static_cast<std::size_t>(p.numel())), f.axes),
+          posenc::rotary::table_layout::duplicated);
+    });
+    const int64_t m = freqs.size(0);
+    auto shape = p.sizes().vec();
+    shape.erase(shape.begin());
+    shape.push_back(2 * m);
+    Tensor C = at::from_blob(const_cast<double*>(t.cos.data()), shape, at::TensorOptions().dtype(at::kDouble)).clone();
+    Tensor S = at::from_blob(const_cast<double*>(t.sin.data()), shape, at::TensorOptions().dtype(at::kDouble)).clone();
+    C = C.unsqueeze(ragged ? 1 : -3);  // [T, 1, 2m] or [(B,) 1, S, 2m]
+    S = S.unsqueeze(ragged ? 1 : -3);
+    const bool il = o.layout == posenc::rotary::layout::interleaved;
+    Tensor a = il ? x.narrow(-1, 0, 2 * m).slice(-1, 0, 2 * m, 2) : x.narrow(-1, 0, m);
+    Tensor b = il ? x.narrow(-1, 0, 2 * m).slice(-1, 1, 2 * m, 2) : x.narrow(-1, m, m);
+    const Tensor ad = a.to(at::kDouble), bd = b.to(at::kDouble);
+    const Tensor ca = C.narrow(-1, 0, m), cb = C.narrow(-1, m, m), sa = S.narrow(-1, 0, m), sb = S.narrow(-1, m, m);
+    const Tensor na = ad * ca + bd * sb, nb = bd * cb - ad * sa;
+    a.copy_(na);
+    b.copy_(nb);
+    return;
+  }
+  if (transpose) p = p.neg();  // R(-theta) = R(theta)^T; |p| < 2^53, so exact
   const posenc::rotary::axis_positions pos(
       std::span<const int64_t>(p.data_ptr<int64_t>(), static_cast<std::size_t>(p.numel())), f.axes);
   const auto sz = [&](int i) { return static_cast<std::size_t>(x.size(i)); };
@@ -246,7 +289,7 @@ std::tuple<Tensor, Tensor> get_rope_index(const Tensor& mm_token_type_ids, const
 
 // ---- multi-axis RoPE layouts of diffusion transformers and vision encoders ------------------------
 //
-// The frequencies and int64 positions of rotary/diffusion.hpp and rotary/vision.hpp by model name,
+// The frequencies and int64 positions of rotary/axes/diffusion.hpp and rotary/axes/vision.hpp by model name,
 // for torch.ops.posenc.axes_cos_sin / axes_rope / axes_rope_ (python/posenc/layouts.py). Neither
 // op has a tensor input: both are CompositeExplicitAutograd, their fake kernels run them for real.
 
@@ -289,7 +332,7 @@ std::vector<posenc::rotary::vision_grid> layout_grids(const std::vector<int64_t>
 }
 
 /// (freqs float64 [pairs, 2, 3], axis int64 [pairs]) of a model's multi-axis RoPE (the exact
-/// frequencies of rotary/diffusion.hpp, rotary/vision.hpp). sizes: 'nd' axes_dim; 'flux',
+/// frequencies of rotary/axes/diffusion.hpp, rotary/axes/vision.hpp). sizes: 'nd' axes_dim; 'flux',
 /// 'hunyuan_video', 'qwen_image' axes_dim (empty: the model's (16, 56, 56)); 'wan',
 /// 'qwen_vl_vision', 'pixtral_vision', 'llama4_vision' [head_dim] (the last two may be empty: 64,
 /// 88); 'dinov3' [head_dim, grid_h, grid_w]. theta 0: the model's default.
@@ -331,7 +374,7 @@ std::tuple<Tensor, Tensor> axes_layout_frequencies(const std::string& model, con
   return axis_frequency_tensors(f);
 }
 
-/// A model's int64 positions [A, tokens] (rotary/diffusion.hpp, rotary/vision.hpp), as a list:
+/// A model's int64 positions [A, tokens] (rotary/axes/diffusion.hpp, rotary/axes/vision.hpp), as a list:
 ///  'flux' sizes [text_tokens, height, width] (patches); 'grid3d' [frames, height, width];
 ///  'wan' [latent_frames, latent_height, latent_width, (p_t, p_h, p_w, (max_seq_len))];
 ///  'hunyuan_video' [latent_frames, latent_height, latent_width, (patch_size, (patch_size_t))];
@@ -437,6 +480,41 @@ Tensor axes_rope_autograd(const Tensor& x, const Tensor& position_ids, const Ten
 
 }  // namespace
 
+/// HunYuan-VL's get_rope_index (rotary::hunyuan_rope_index): (position_ids int64 [axes, B, S],
+/// rope_deltas [B, 1]); image runs are mm_token_type_ids == 1, axes = len(mrope_section).
+std::tuple<Tensor, Tensor> hunyuan_rope_index(const Tensor& mm_token_type_ids, const c10::optional<Tensor>& image_grid_thw,
+                                              const c10::optional<Tensor>& attention_mask, int64_t axes,
+                                              int64_t spatial_merge_size) {
+  constexpr const char* op = "hunyuan_rope_index";
+  check_dim(mm_token_type_ids, 2, op, "mm_token_type_ids", "[batch, seq]");
+  const auto types = index_vector(mm_token_type_ids, op, "mm_token_type_ids");
+  const auto images = grids_of(image_grid_thw, op, "image_grid_thw");
+  std::vector<int64_t> mask;
+  if (attention_mask) {
+    TORCH_CHECK_VALUE(attention_mask->sizes() == mm_token_type_ids.sizes(), "posenc: ", op,
+                      ": attention_mask: expected the shape of mm_token_type_ids ", shape_str(mm_token_type_ids.sizes()),
+                      ", got ", shape_str(attention_mask->sizes()));
+    check_storage(*attention_mask, op, "attention_mask");
+    Tensor mk = attention_mask->to(at::kLong).contiguous();
+    mask.assign(mk.data_ptr<int64_t>(), mk.data_ptr<int64_t>() + mk.numel());
+  }
+  TORCH_CHECK_VALUE(axes >= 3 && axes <= static_cast<int64_t>(posenc::rotary::max_axes), "posenc: ", op,
+                    ": axes: expected 3 .. ", posenc::rotary::max_axes, " (len(mrope_section)), got ", axes);
+  TORCH_CHECK_VALUE(spatial_merge_size >= 1, "posenc: ", op, ": spatial_merge_size: expected >= 1, got ",
+                    spatial_merge_size);
+  const int64_t B = mm_token_type_ids.size(0), S = mm_token_type_ids.size(1);
+  const auto r = guarded([&] {
+    return posenc::rotary::hunyuan_rope_index(types, static_cast<std::size_t>(B), static_cast<std::size_t>(S), images,
+                                              mask, static_cast<std::size_t>(axes),
+                                              static_cast<std::size_t>(spatial_merge_size));
+  });
+  Tensor pos = at::empty({axes, B, S}, at::TensorOptions().dtype(at::kLong));
+  std::memcpy(pos.data_ptr<int64_t>(), r.position_ids.data(), sizeof(int64_t) * r.position_ids.size());
+  Tensor d = at::empty({B, 1}, at::TensorOptions().dtype(at::kLong));
+  std::memcpy(d.data_ptr<int64_t>(), r.deltas.data(), sizeof(int64_t) * r.deltas.size());
+  return {pos, d};
+}
+
 TORCH_LIBRARY_FRAGMENT(posenc, m) {
   m.def("mrope_config(str config_json) -> (Tensor, Tensor, float, int, bool, int[], int, int, int, bool, float)");
   m.def("axes_cos_sin(Tensor position_ids, Tensor freqs, Tensor axis, float attention_factor=1.0, ScalarType dtype=6, "
@@ -448,6 +526,8 @@ TORCH_LIBRARY_FRAGMENT(posenc, m) {
   m.def("get_rope_index(Tensor mm_token_type_ids, Tensor? image_grid_thw=None, Tensor? video_grid_thw=None, "
         "Tensor? attention_mask=None, Tensor? second_per_grid_ts=None, int spatial_merge_size=2, "
         "int temporal_merge_size=1, bool split_video_frames=False, float tokens_per_second=0.0) -> (Tensor, Tensor)");
+  m.def("hunyuan_rope_index(Tensor mm_token_type_ids, Tensor? image_grid_thw=None, Tensor? attention_mask=None, "
+        "int axes=4, int spatial_merge_size=2) -> (Tensor, Tensor)");
   m.def("axes_layout_frequencies(str model, int[] sizes=[], float theta=0.0) -> (Tensor, Tensor)");
   m.def("axes_layout_positions(str model, int[] sizes=[], int[] grids=[]) -> Tensor[]");
 }
@@ -463,6 +543,7 @@ TORCH_LIBRARY_IMPL(posenc, CPU, m) {
   m.impl("axes_rope", TORCH_FN(axes_rope));
   m.impl("axes_rope_", TORCH_FN(axes_rope_));
   m.impl("get_rope_index", TORCH_FN(get_rope_index));
+  m.impl("hunyuan_rope_index", TORCH_FN(hunyuan_rope_index));
 }
 
 TORCH_LIBRARY_IMPL(posenc, Autograd, m) { m.impl("axes_rope", TORCH_FN(axes_rope_autograd)); }

@@ -16,6 +16,10 @@ and vision towers) and the weights random (torch.manual_seed). Checks:
   transformers' float32 angle at 2^20 is off by up to 2^20 * 2^-24 rad, posenc's is exact, so
   posenc's error must be far smaller (asserted: at most a quarter of transformers').
 * the VL models' position ids: posenc.get_rope_index equals the model's own get_rope_index.
+* HunYuan-VL (xdrope: four axes, split-half, images only; tests/rotary/mrope/hunyuan_vl's rope
+  fields, rope_type xdrope with alpha): the same three checks at short positions (logits with and
+  without patch_rotary within 1e-5 of the largest, the rotation against its apply_rotary_pos_emb,
+  get_rope_index dense and left-padded).
 """
 import contextlib
 import json
@@ -343,6 +347,102 @@ def test_vl_text_model_closer_to_float64_at_long_positions(vl):
     assert pe <= 0.25 * hf, (mt, hf, pe)
 
 
+# ---- HunYuan-VL (xdrope) ------------------------------------------------------------------------------
+
+def hunyuan_model():
+    with open(os.path.join(MROPE, "hunyuan_vl", "config.json")) as f:
+        c = json.load(f)
+    t = {k: v for k, v in c["text_config"].items()
+         if k in ("rope_parameters", "head_dim", "max_position_embeddings", "rms_norm_eps")}
+    t.update(COMMON)
+    t.update(hidden_size=256)
+    v = dict(hidden_size=32, intermediate_size=32, num_attention_heads=2, num_hidden_layers=1, out_hidden_size=256,
+             text_hidden_size=256, patch_size=16, spatial_merge_size=2)
+    cfg = tf.AutoConfig.for_model("hunyuan_vl", text_config=t, vision_config=v, image_token_id=IMG,
+                                  tie_word_embeddings=False)
+    cfg._attn_implementation = "eager"
+    torch.manual_seed(0)
+    return tf.AutoModelForImageTextToText.from_config(cfg).eval()
+
+
+@pytest.fixture(scope="module")
+def hunyuan():
+    """Text, an image of grid 1 x 4 x 4 (2 x 2 merged: 2 rows of 2 + a newline token, + begin/end:
+    8 tokens), text, an image of 1 x 2 x 2 (1 x 1 merged: 4 tokens), text."""
+    m = hunyuan_model()
+    vc = m.config.vision_config
+    seq = [7, 8, 9] + [IMG] * 8 + [10, 11] + [IMG] * 4 + [13, 14, 15]
+    ids = torch.tensor([seq])
+    torch.manual_seed(1)
+    kw = dict(input_ids=ids, mm_token_type_ids=(ids == IMG).long(),
+              pixel_values=torch.randn(16 + 4, vc.num_channels * vc.patch_size ** 2),
+              image_grid_thw=torch.tensor([[1, 4, 4], [1, 2, 2]]))
+    return m, kw
+
+
+def test_hunyuan_vl_get_rope_index_equals_transformers(hunyuan):
+    m, kw = hunyuan
+    rot = posenc.MultiAxisRotaryEmbedding(m.config)
+    assert rot.style == "xdrope" and tuple(rot.axis.shape) == (2, rot.rotary_dim // 2)
+    want_pos, want_d = m.model.get_rope_index(kw["input_ids"], kw["mm_token_type_ids"], kw["image_grid_thw"])
+    pos, d = rot.get_rope_index(kw["mm_token_type_ids"], kw["image_grid_thw"])
+    assert torch.equal(pos, want_pos.long()) and torch.equal(d, want_d.long()), (pos, want_pos)
+    # a left-padded batch of two (the second sequence holds the second image)
+    row0 = kw["mm_token_type_ids"][0].clone()
+    row0[13:17] = 0  # sequence 0: the first image only
+    row1 = torch.tensor([0] * 5 + [0, 0] + [1] * 4 + [0] * 9)  # five padding tokens, text, the second image, text
+    rows = torch.stack([row0, row1])
+    mask = torch.ones_like(rows)
+    mask[1, :5] = 0
+    grids = torch.tensor([[1, 4, 4], [1, 2, 2]])
+    want_pos, want_d = m.model.get_rope_index(torch.ones_like(rows), rows, grids, attention_mask=mask)
+    pos, d = rot.get_rope_index(rows, grids, attention_mask=mask)
+    assert torch.equal(pos, want_pos.long()) and torch.equal(d, want_d.long()), (pos, want_pos)
+    with pytest.raises(ValueError, match="image_grid_thw"):
+        rot.get_rope_index(rows, grids[:1], attention_mask=mask)
+
+
+def test_hunyuan_vl_same_logits_with_images(hunyuan):
+    m, kw = hunyuan
+    with torch.no_grad():
+        ref = m(**kw).logits
+        patch_rotary(m)
+        try:
+            names = [n for n, mod, _ in rotary_modules(m) if hasattr(mod, "posenc")]
+            assert any("language_model" in n for n in names), names
+            m.model.rope_deltas = None
+            got = m(**kw).logits
+        finally:
+            unpatch_rotary(m)
+            m.model.rope_deltas = None
+    d = rel_diff(got, ref)
+    print("\nhunyuan_vl short: posenc vs transformers %.2e" % d)
+    assert d <= SHORT_TOL, d
+
+
+def test_hunyuan_vl_rotation_equals_the_models_apply_rotary_pos_emb(hunyuan):
+    """The split-half map (axis [2, pairs]) against HunYuan-VL's apply_rotary_pos_emb with its
+    rotary module's cos/sin, float32 at positions < 64, dense and ragged; in place too."""
+    from transformers.models.hunyuan_vl import modeling_hunyuan_vl as mod
+
+    m, _ = hunyuan
+    rot = posenc.MultiAxisRotaryEmbedding(m.config)
+    torch.manual_seed(4)
+    pos = torch.randint(0, 64, (4, 2, 5))
+    q, k = torch.randn(2, 2, 5, rot.head_dim), torch.randn(2, 1, 5, rot.head_dim)
+    with torch.no_grad():
+        c, s = m.model.language_model.rotary_emb(q, pos)
+        wq, wk = mod.apply_rotary_pos_emb(q, k, c, s)
+    gq, gk = rot(q, k, position_ids=pos)
+    assert (gq - wq).abs().max() <= 1e-5 * q.abs().max() and (gk - wk).abs().max() <= 1e-5 * k.abs().max()
+    qr = q.permute(0, 2, 1, 3).reshape(10, 2, rot.head_dim).clone()  # ragged [T, H, D], position_ids [4, T]
+    rot.apply_(qr, None, position_ids=pos.reshape(4, 10))
+    assert torch.equal(qr, gq.permute(0, 2, 1, 3).reshape(10, 2, rot.head_dim))
+    # the map is not a rotation: norms change where the axes' positions differ
+    n0, n1 = q.norm(dim=-1), gq.norm(dim=-1)
+    assert float((n1 - n0).abs().max()) > 1e-3
+
+
 # ---- refusals and the documented list ---------------------------------------------------------------
 
 class _Odd(torch.nn.Module):
@@ -368,7 +468,8 @@ def test_docs_list_the_models_tested_here():
     block = re.search(r"<!-- patch_rotary models -->(.*?)<!-- /patch_rotary models -->", doc, re.S)
     assert block, "docs/pytorch.md: the patch_rotary model table is missing"
     listed = set(re.findall(r"`([a-z0-9_]+)`", block.group(1)))
-    assert listed == set(TEXT) | set(VL), listed ^ (set(TEXT) | set(VL))
+    want = set(TEXT) | set(VL) | {"hunyuan_vl"}
+    assert listed == want, listed ^ want
 
 
 def test_mistral3_vision_tower_refused_by_default_kept_on_request():

@@ -91,6 +91,31 @@ def test_gradient_is_the_inverse_rotation():
     assert torch.autograd.gradgradcheck(lambda x: rot(x, None, position_ids=pos)[0], (q,))
 
 
+def test_split_half_equals_its_closed_form_and_its_gradient_is_the_transpose():
+    """HunYuan-VL's xdrope (axis [2, pairs]): a' = a cos A - b sin A, b' = b cos B + a sin B against
+    that formula in float64 with torch's cos/sin of p * inv_freq (inv_freq from posenc's exact
+    frequencies rounded to double: 1e-12 relative covers the phase's rounding at p < 1000 and a few
+    ulp); gradcheck/gradgradcheck (the backward is the map's transpose, not the negated positions)."""
+    rot = posenc.MultiAxisRotaryEmbedding(config("hunyuan_vl"))
+    assert rot.style == "xdrope" and rot.axis.shape == (2, 64)
+    torch.manual_seed(3)
+    pos = torch.randint(0, 1000, (4, 2, 3))
+    q = torch.randn(2, 2, 3, 128, dtype=F64)
+    inv = rot.freqs[:, 0, :].sum(-1)  # the exact frequency's three parts, summed in double
+    ang = pos[..., None].to(F64) * inv  # [4, B, S, 64]
+    a_ax, b_ax = rot.axis[0], rot.axis[1]
+    k = torch.arange(64)
+    A, B = ang[a_ax, :, :, k].permute(1, 2, 0), ang[b_ax, :, :, k].permute(1, 2, 0)  # [B, S, 64]
+    A, B = A[:, None], B[:, None]
+    a, b = q[..., :64], q[..., 64:]
+    want = torch.cat([a * A.cos() - b * A.sin(), b * B.cos() + a * B.sin()], -1)
+    got, _ = rot(q, None, position_ids=pos)
+    assert float((got - want).abs().max()) <= 1e-12 * float(q.abs().max())
+    x = q[:1, :1].clone().requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda x: rot(x, None, position_ids=pos[:, :1])[0], (x,))
+    assert torch.autograd.gradgradcheck(lambda x: rot(x, None, position_ids=pos[:, :1])[0], (x,))
+
+
 def test_get_rope_index_with_left_padding_equals_transformers():
     from test_models_2026 import vl_model
 
@@ -119,8 +144,10 @@ def test_errors_name_the_argument():
         posenc.axes_rope(q, torch.zeros(3, 1, 3, dtype=torch.long), rot.freqs[:, 0].contiguous(), rot.axis)
     with pytest.raises(TypeError, match="position_ids: expected dtype int64 or int32"):
         posenc.axes_cos_sin(torch.zeros(3, 4), rot.freqs, rot.axis)
-    with pytest.raises(ValueError, match="model_type"):
+    with pytest.raises(ValueError, match="mrope_section: expected the sections of hunyuan_vl"):
         posenc.MultiAxisRotaryEmbedding({"model_type": "hunyuan_vl", "rope_theta": 1e4, "head_dim": 8})
+    with pytest.raises(ValueError, match=r"axis: expected \[pairs\] = \[64\].* or \[2, pairs\]"):
+        posenc.axes_rope(q, torch.zeros(3, 1, 3, dtype=torch.long), rot.freqs, rot.axis.expand(3, -1).contiguous())
     with pytest.raises(ValueError, match="image_grid_thw"):
         posenc.get_rope_index(torch.tensor([[0, 1, 1, 0]]), torch.tensor([[1, 4, 4]]))
 

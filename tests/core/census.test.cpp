@@ -2545,7 +2545,7 @@ void add_multiaxis_layouts(std::vector<row>& rows) {
     const std::array<rt::qwen_image_shape, 1> tall{{{1, 9000, 4}}};
     (void)rt::qwen_image_positions(tall, 4);
   }));
-  // rotary/vision.hpp
+  // rotary/axes/vision.hpp
   using grids1 = std::array<rt::vision_grid, 1>;
   constexpr std::int64_t i64huge = std::numeric_limits<std::int64_t>::max(), i2e30 = std::int64_t{1} << 30;
   rows.push_back(expect<invalid_argument>("rotary::qwen_vl_vision_frequencies", "head_dim = 0", "head_dim", [] { (void)rt::qwen_vl_vision_frequencies(0); }));

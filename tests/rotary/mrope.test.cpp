@@ -534,7 +534,9 @@ TEST_CASE("mrope: load_mrope_config refuses what it cannot read exactly, naming 
   };
   const std::string tail = R"(,"text_config":{"head_dim":128,"rope_parameters":{"rope_type":"default","rope_theta":1e6,"mrope_section":[16,24,24]}}})";
   CHECK(msg(R"({"model_type":"qwen2_vl")" + tail) == "no config_error");
-  CHECK(msg(R"({"model_type":"hunyuan_vl")" + tail).find("xdrope") != std::string::npos);
+  CHECK(msg(R"({"model_type":"hunyuan_vl")" + tail) == "no config_error");  // xdrope: tests/rotary/xdrope.test.cpp
+  CHECK(msg(R"({"model_type":"hunyuan_vl","text_config":{"head_dim":128,"rope_parameters":{"rope_theta":1e6}}})")
+            .find("mrope_section") != std::string::npos);
   CHECK(msg(R"({"model_type":"llava")" + tail).find("model_type") != std::string::npos);
   CHECK(msg(R"({"model_type":"qwen2_vl","text_config":{"head_dim":128,"rope_parameters":{"rope_type":"yarn","rope_theta":1e6}}})")
             .find("text_config.rope_parameters.rope_type") != std::string::npos);

@@ -35,6 +35,12 @@ def _get_rope_index(mm_token_type_ids, *args):
     return (torch.empty((3, B, S), dtype=torch.int64), torch.empty((B, 1), dtype=torch.int64))
 
 
+@register("hunyuan_rope_index")
+def _hunyuan_rope_index(mm_token_type_ids, image_grid_thw=None, attention_mask=None, axes=4, spatial_merge_size=2):
+    B, S = mm_token_type_ids.shape
+    return (torch.empty((axes, B, S), dtype=torch.int64), torch.empty((B, 1), dtype=torch.int64))
+
+
 def _run_real(name, *args):
     """The real op on its (non-tensor) arguments: the outputs' shapes depend on their values."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily

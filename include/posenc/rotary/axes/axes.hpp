@@ -48,6 +48,11 @@ struct axis_frequencies {
   rotary::frequencies freqs;       ///< one exact frequency per pair (inv_freq + inv_freq_lo), attention_factor
   std::vector<std::uint8_t> axis;  ///< axis[k] < axes: which position coordinate turns pair k; size == freqs.inv_freq.size()
   std::size_t axes = 1;            ///< number of position axes A, 1..max_axes
+  /// Empty: pair k rotates by axis[k] (the rotation above). Else split-half (HunYuan-VL's xdrope):
+  /// the first column a of pair k takes cos/sin of position[axis[k]] * omega_k (angle A), the
+  /// second b those of position[axis_second[k]] * omega_k (angle B), a' = a cos A - b sin A,
+  /// b' = b cos B + a sin B; size == freqs.inv_freq.size(), every entry < axes.
+  std::vector<std::uint8_t> axis_second;
 };
 
 /// Check axis frequencies before use: the frequencies as rotary::validate checks them, 1 <= axes
@@ -62,6 +67,15 @@ inline std::size_t validate(const axis_frequencies& f, std::string_view where, s
   for (std::size_t k = 0; k < pairs; ++k)
     posenc::detail::require(f.axis[k] < f.axes, where, what, ".axis[", k, "]: expected an axis < axes = ", f.axes,
                             ", got ", static_cast<unsigned>(f.axis[k]));
+  if (!f.axis_second.empty()) {
+    posenc::detail::require<shape_error>(f.axis_second.size() == pairs, where, what,
+                                         ".axis_second: expected none or one axis per pair (", pairs, "), got ",
+                                         f.axis_second.size());
+    for (std::size_t k = 0; k < pairs; ++k)
+      posenc::detail::require(f.axis_second[k] < f.axes, where, what, ".axis_second[", k,
+                              "]: expected an axis < axes = ", f.axes, ", got ",
+                              static_cast<unsigned>(f.axis_second[k]));
+  }
   return pairs;
 }
 
@@ -132,8 +146,10 @@ inline std::size_t check_axis_positions(const axis_positions& pos, const axis_fr
 /// precision for an explicit position (rotary/table.hpp): double within 0.5 ulp + 2^-9 ulp of the
 /// exact phase's value (numeric::sincos_phase, the rule's exact frequency), float the rounding of
 /// the double value of the long double phase (<= 0.5 ulp + 2^-28 ulp), the half types that float
-/// rounded once more, long double ~1e-17 absolute. Throws invalid_argument naming the argument for
-/// bad frequencies or positions (|p| < 2^53).
+/// rounded once more, long double ~1e-17 absolute. Split-half frequencies (axis_second set) give
+/// column k + m the cos/sin of pos[axis_second[k]][i] * omega_k (transformers' xdrope tables) and
+/// need table_layout::duplicated. Throws invalid_argument naming the argument for bad frequencies
+/// or positions (|p| < 2^53).
 template <class T>
   requires detail::table_type_v<T>
 cos_sin_table<T> table(const axis_frequencies& f, axis_positions pos, table_layout lay = table_layout::pairs) {
@@ -141,6 +157,10 @@ cos_sin_table<T> table(const axis_frequencies& f, axis_positions pos, table_layo
   const std::size_t m = rotary::validate(f, where, "frequencies");
   posenc::detail::require(lay == table_layout::pairs || lay == table_layout::duplicated, where,
                           "layout: expected table_layout::pairs or table_layout::duplicated");
+  const bool split = !f.axis_second.empty();
+  posenc::detail::require(!split || lay == table_layout::duplicated, where,
+                          "layout: expected table_layout::duplicated for split-half frequencies (axis_second set): "
+                          "the two columns of a pair take different angles");
   posenc::detail::require(pos.axes == f.axes && pos.ids.size() % f.axes == 0, where, "positions: expected [",
                           f.axes, ", n] values (frequencies.axes = ", f.axes, "), got ", pos.ids.size(),
                           " values for ", pos.axes, " axes");
@@ -168,8 +188,19 @@ cos_sin_table<T> table(const axis_frequencies& f, axis_positions pos, table_layo
         detail::direct_entry(static_cast<numeric::wide>(p) * f.freqs.inv_freq[k], af, sr[k], cr[k]);
       }
     }
-    detail::duplicate_row(cr, m, lay);
-    detail::duplicate_row(sr, m, lay);
+    if (!split) {
+      detail::duplicate_row(cr, m, lay);
+      detail::duplicate_row(sr, m, lay);
+      continue;
+    }
+    for (std::size_t k = 0; k < m; ++k) {
+      const std::int64_t p = pos.ids[f.axis_second[k] * n + i];
+      if constexpr (std::is_same_v<T, double>) {
+        numeric::sincos_phase(static_cast<double>(p), 0.0, w3[k], f.freqs.attention_factor, sr[m + k], cr[m + k]);
+      } else {
+        detail::direct_entry(static_cast<numeric::wide>(p) * f.freqs.inv_freq[k], af, sr[m + k], cr[m + k]);
+      }
+    }
   }
   return t;
 }

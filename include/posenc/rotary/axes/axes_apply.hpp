@@ -16,16 +16,29 @@
 // rotary/apply.hpp states for the 1-D rotation at its pair's coordinate.
 // Options: layout, rotary_dim (2 * pairs or 0), check_finite, threads as for the 1-D rotation;
 // max_positions bounds |p|; xPos is refused (invalid_argument).
+//
+// Split-half frequencies (axis_frequencies::axis_second set: HunYuan-VL's xdrope) take a separate
+// path, leaving the one above as it is: the columns a, b of pair k (k and k + m in layout::half,
+// 2k and 2k + 1 in layout::interleaved) become
+//
+//   a' = a cos A - b sin A,   b' = b cos B + a sin B,   A = p[axis[k]] omega_k, B = p[axis_second[k]] omega_k
+//
+// (a per-pair linear map with two angles, a rotation only where A == B). cos/sin of every token's
+// angles are the tables' double entries (rotary::table<double>: the exact phase, rounded once),
+// the map is evaluated in double and each output rounded once to the storage type (half types:
+// through float).
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <posenc/core/checked.hpp>
@@ -128,6 +141,86 @@ inline void check_axis_apply(const axis_frequencies& f, const apply_options& opt
                           "options.xpos: expected xPos disabled (a multi-axis rotation has no xPos form)");
 }
 
+/// The double cos/sin of token positions x[a] (one coordinate per axis) for split-half
+/// frequencies: out[k], out[m + k] cos A, sin A; out[2m + k], out[3m + k] cos B, sin B.
+inline void split_half_row(const axis_frequencies& f, const std::vector<numeric::frequency3>& w3,
+                           const std::array<std::int64_t, max_axes>& x, double* out) {
+  const std::size_t m = f.axis.size();
+  for (std::size_t k = 0; k < m; ++k) {
+    numeric::sincos_phase(static_cast<double>(x[f.axis[k]]), 0.0, w3[k], f.freqs.attention_factor, out[m + k], out[k]);
+    numeric::sincos_phase(static_cast<double>(x[f.axis_second[k]]), 0.0, w3[k], f.freqs.attention_factor,
+                          out[3 * m + k], out[2 * m + k]);
+  }
+}
+
+template <class T>
+double split_load(const T& v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return static_cast<double>(v);
+  } else {
+    return static_cast<double>(static_cast<float>(v));
+  }
+}
+
+template <class T>
+T split_store(double v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return static_cast<T>(v);
+  } else {
+    return T(static_cast<float>(v));
+  }
+}
+
+/// Apply the split-half map of one token's coefficients c (split_half_row) to `heads` heads at
+/// x (head stride hs, column stride cs). Returns true when an output is not finite.
+template <class T>
+bool split_half_heads(T* x, std::ptrdiff_t hs, std::ptrdiff_t cs, std::size_t heads, const double* c, std::size_t m,
+                      bool interleaved) {
+  bool bad = false;
+  for (std::size_t h = 0; h < heads; ++h) {
+    T* row = x + static_cast<std::ptrdiff_t>(h) * hs;
+    for (std::size_t k = 0; k < m; ++k) {
+      const std::size_t ia = interleaved ? 2 * k : k, ib = interleaved ? 2 * k + 1 : k + m;
+      T& ra = row[static_cast<std::ptrdiff_t>(ia) * cs];
+      T& rb = row[static_cast<std::ptrdiff_t>(ib) * cs];
+      const double a = split_load(ra), b = split_load(rb);
+      const double na = a * c[k] - b * c[m + k];
+      const double nb = b * c[2 * m + k] + a * c[3 * m + k];
+      bad |= !std::isfinite(na) || !std::isfinite(nb);
+      ra = split_store<T>(na);
+      rb = split_store<T>(nb);
+    }
+  }
+  return bad;
+}
+
+/// The split-half path over `tokens` tokens: token t's positions from pos_of(t), its q and k head
+/// rows from rows_of(t) -> (q pointer, k pointer or null).
+template <class T, class PosOf, class RowsOf>
+bool split_half_pass(const axis_frequencies& f, const apply_plan& p, std::size_t tokens, std::size_t threads,
+                     std::ptrdiff_t qhs, std::size_t qh, std::ptrdiff_t khs, std::size_t kh, std::ptrdiff_t cs,
+                     PosOf pos_of, RowsOf rows_of) {
+  const std::size_t m = f.axis.size();
+  std::vector<numeric::frequency3> w3(m);
+  for (std::size_t k = 0; k < m; ++k) w3[k] = frequency3_of(f.freqs, k);
+  const std::size_t parts = std::max<std::size_t>(1, std::min(threads, tokens));
+  std::vector<char> bad(parts, 0);
+  posenc::parallel_chunks(parts, parts, [&](std::size_t p0, std::size_t p1) {
+    std::vector<double> c(4 * m);
+    for (std::size_t part = p0; part < p1; ++part) {
+      const auto [t0, t1] = posenc::split_range(static_cast<std::ptrdiff_t>(tokens), part, parts, 1);
+      for (auto t = static_cast<std::size_t>(t0); t < static_cast<std::size_t>(t1); ++t) {
+        split_half_row(f, w3, pos_of(t), c.data());
+        const auto [qp, kp] = rows_of(t);
+        bool b = split_half_heads<T>(qp, qhs, cs, qh, c.data(), m, p.interleaved);
+        if (kp != nullptr) b |= split_half_heads<T>(kp, khs, cs, kh, c.data(), m, p.interleaved);
+        bad[part] |= static_cast<char>(b && p.check_finite);
+      }
+    }
+  });
+  return std::find(bad.begin(), bad.end(), char{1}) != bad.end();
+}
+
 }  // namespace detail
 
 /// Rotate q and k ([batch, heads, seq, head_dim], heads may differ) in place with multi-axis
@@ -148,6 +241,25 @@ void apply_inplace(dense_view<T> q, dense_view<T> k, const axis_frequencies& fre
                                                      opt.max_positions, where);
   const bool has_k = k.data != nullptr || k.elements() != 0;
   if (B == 0 || S == 0 || q.sizes[3] == 0) return;
+  if (!freqs.axis_second.empty()) {  // split-half (xdrope): its own pass, see the file comment
+    const bool shared_ids = n == S;
+    const bool bad = detail::split_half_pass<T>(
+        freqs, p, B * S, posenc::resolve_threads(opt.threads, where), q.strides[1], q.sizes[1],
+        has_k ? k.strides[1] : 0, has_k ? k.sizes[1] : 0, q.strides[3],
+        [&](std::size_t t) {
+          std::array<std::int64_t, max_axes> x{};
+          const std::size_t i = shared_ids ? t % S : t;
+          for (std::size_t a = 0; a < freqs.axes; ++a) x[a] = pos.ids[a * n + i];
+          return x;
+        },
+        [&](std::size_t t) {
+          const auto b = static_cast<std::ptrdiff_t>(t / S), s = static_cast<std::ptrdiff_t>(t % S);
+          T* kp = has_k ? k.data + b * k.strides[0] + s * k.strides[2] : nullptr;
+          return std::pair<T*, T*>(q.data + b * q.strides[0] + s * q.strides[2], kp);
+        });
+    if (bad) detail::fail_non_finite(q, k, where);
+    return;
+  }
   using W = numeric::rotation_work_t<T>;
   constexpr std::size_t chunk = detail::dense_chunk;
   const std::size_t items = (S + chunk - 1) / chunk * B;
@@ -190,6 +302,23 @@ void apply_ragged_inplace(ragged_view<T> q, ragged_view<T> k, axis_positions pos
   (void)detail::check_axis_positions(pos, freqs, counts, "[axes, tokens]", opt.max_positions, where);
   const bool has_k = k.data != nullptr || k.elements() != 0;
   if (tokens == 0 || q.sizes[2] == 0) return;
+  if (!freqs.axis_second.empty()) {  // split-half (xdrope): its own pass, see the file comment
+    const bool bad = detail::split_half_pass<T>(
+        freqs, p, tokens, posenc::resolve_threads(opt.threads, where), q.strides[1], q.sizes[1],
+        has_k ? k.strides[1] : 0, has_k ? k.sizes[1] : 0, q.strides[2],
+        [&](std::size_t t) {
+          std::array<std::int64_t, max_axes> x{};
+          for (std::size_t a = 0; a < freqs.axes; ++a) x[a] = pos.ids[a * tokens + t];
+          return x;
+        },
+        [&](std::size_t t) {
+          const auto ti = static_cast<std::ptrdiff_t>(t);
+          T* kp = has_k ? k.data + ti * k.strides[0] : nullptr;
+          return std::pair<T*, T*>(q.data + ti * q.strides[0], kp);
+        });
+    if (bad) detail::fail_non_finite(q, k, where);
+    return;
+  }
   using W = numeric::rotation_work_t<T>;
   constexpr std::size_t block = 64;
   const std::size_t blocks = (tokens + block - 1) / block;

@@ -14,9 +14,15 @@
 //
 // The frequencies are every pair's own omega_k (the rule's, e.g. theta^(-2k / rotary_dim)): the
 // models' recomposition only chooses which axis' position multiplies it (ERNIE's pre-rotated
-// inv_freq and its h/w interleaving cancel to this). HunYuan-VL's xdrope is not a rotation of
-// pairs (the two halves of a rotate_half pair take cos/sin from different axes) and is not
-// expressible here (rotary/mrope_config.hpp refuses it).
+// inv_freq and its h/w interleaving cancel to this).
+//
+//   xdrope           HunYuan-VL (hunyuan_vl)             split-half: column c of [c | c]       half
+//                                                        (c < 2m) takes axis i of the chunk i
+//                                                        of 2 * mrope_section holding c; 1..4 axes
+//
+// xdrope is not a rotation of pairs: the two halves of a rotate_half pair take cos/sin from
+// different axes (axis_frequencies::axis_second; rotary/axes_apply.hpp has the map).
+// hunyuan_rope_index is its get_rope_index (below).
 //
 // rope_index: transformers' get_rope_index, from mm_token_type_ids (0 text, 1 image, 2 video):
 // text runs continue one counter on all three axes; an image or video grid (t, h, w) after
@@ -43,11 +49,12 @@
 namespace posenc::rotary {
 
 /// How an M-RoPE model assigns pairs to the temporal, height and width axes (see the file comment).
-enum class mrope_style { sections, interleaved, ernie };
+enum class mrope_style { sections, interleaved, ernie, xdrope };
 
 /// Axis frequencies of an M-RoPE model from its per-pair frequencies f and mrope_section (sum ==
 /// f.inv_freq.size(); interleaved and ernie: 3 entries, ernie with section[0] == section[1]).
-/// Three axes: 0 temporal, 1 height, 2 width. Throws invalid_argument naming "section".
+/// Three axes: 0 temporal, 1 height, 2 width; xdrope: one axis per section entry (1..4), split-half.
+/// Throws invalid_argument naming "section".
 inline axis_frequencies mrope_axes(frequencies f, std::span<const std::size_t> section, mrope_style style) {
   constexpr std::string_view where = "rotary::mrope_axes";
   const std::size_t pairs = rotary::validate(f, where, "freqs");
@@ -56,14 +63,16 @@ inline axis_frequencies mrope_axes(frequencies f, std::span<const std::size_t> s
   for (const std::size_t s : section) sum = checked::add(sum, s, where, "section sum");
   posenc::detail::require(sum == pairs, where, "section: expected entries summing to the pair count rotary_dim / 2 = ",
                           pairs, ", got ", sum);
-  posenc::detail::require(style == mrope_style::sections || section.size() == 3, where,
+  posenc::detail::require(style != mrope_style::xdrope || section.size() <= max_axes, where,
+                          "section: expected 1 .. ", max_axes, " entries (one per axis) for xdrope, got ", section.size());
+  posenc::detail::require(style == mrope_style::sections || style == mrope_style::xdrope || section.size() == 3, where,
                           "section: expected 3 entries (t, h, w) for this style, got ", section.size());
   posenc::detail::require(style != mrope_style::ernie || section[0] == section[1], where,
                           "section: expected section[0] == section[1] (ERNIE interleaves h and w), got ", section[0],
                           " and ", section[1]);
   posenc::detail::require(style == mrope_style::sections || style == mrope_style::interleaved ||
-                              style == mrope_style::ernie,
-                          where, "style: expected mrope_style::sections, interleaved or ernie");
+                              style == mrope_style::ernie || style == mrope_style::xdrope,
+                          where, "style: expected mrope_style::sections, interleaved, ernie or xdrope");
   axis_frequencies a;
   a.axes = 3;
   a.axis.resize(pairs);
@@ -80,6 +89,15 @@ inline axis_frequencies mrope_axes(frequencies f, std::span<const std::size_t> s
     case mrope_style::ernie:
       for (k = 0; k < pairs; ++k) a.axis[k] = k < section[0] + section[1] ? (k % 2 == 0 ? 1 : 2) : 0;
       break;
+    case mrope_style::xdrope: {  // column c of [c | c] (0 <= c < 2 pairs): the chunk of 2 * section holding it
+      a.axes = section.size();
+      a.axis_second.resize(pairs);
+      std::size_t c = 0;
+      for (std::size_t i = 0; i < section.size(); ++i)
+        for (std::size_t j = 0; j < 2 * section[i]; ++j, ++c)
+          (c < pairs ? a.axis[c] : a.axis_second[c - pairs]) = static_cast<std::uint8_t>(i);
+      break;
+    }
   }
   a.freqs = std::move(f);
   return a;
@@ -265,6 +283,101 @@ inline rope_index get_rope_index(std::span<const std::int64_t> mm_token_type_ids
     }
     out.deltas[b] = mx + 1 - static_cast<std::int64_t>(valid.size());
   }
+  return out;
+}
+
+/// HunYuan-VL's get_rope_index (transformers 5.23's HunYuanVLModel.get_rope_index):
+/// position_ids [axes, batch, seq] row-major and deltas [batch]. Each sequence's valid tokens
+/// (attention_mask != 0; empty: all) count 0, 1, ... on every axis; each run of image tokens
+/// (mm_token_type_ids == 1; other types are text) takes the next grid of image_grid_thw (across the
+/// batch; t unused): with h' = h / spatial_merge_size, w' = w / spatial_merge_size, a run of
+/// h' (w' + 1) tokens, or of h' (w' + 1) + 2 whose first and last keep their text positions, gets
+/// (width, height, image index) = (x, y, i) on the last three axes for x in 0..w', y in 0..h'-1 row
+/// by row, i counting images from 0 across the batch; the axes before them keep the text count.
+/// Masked tokens get 0; deltas = max position + 1 - valid tokens. image_grid_thw empty: runs keep
+/// their text positions (transformers without image_grid_thw). Throws invalid_argument
+/// (shape_error for sizes) naming the argument: axes outside 3..4, a run whose length is neither,
+/// more runs than grids or fewer (when grids are given), a sequence with every token masked.
+inline rope_index hunyuan_rope_index(std::span<const std::int64_t> mm_token_type_ids, std::size_t batch,
+                                     std::size_t seq, std::span<const vision_grid> image_grid_thw,
+                                     std::span<const std::int64_t> attention_mask = {}, std::size_t axes = 4,
+                                     std::size_t spatial_merge_size = 2) {
+  constexpr std::string_view where = "rotary::hunyuan_rope_index";
+  const std::size_t n = checked::mul(batch, seq, where, "batch * seq");
+  posenc::detail::require(axes >= 3 && axes <= max_axes, where, "axes: expected 3 .. ", max_axes,
+                          " (len(mrope_section)), got ", axes);
+  const std::size_t total = checked::mul(n, axes, where, "axes * batch * seq");
+  posenc::detail::require<shape_error>(mm_token_type_ids.size() == n, where,
+                                       "mm_token_type_ids: expected [batch, seq] = ", n, " values, got ",
+                                       mm_token_type_ids.size());
+  posenc::detail::require<shape_error>(attention_mask.empty() || attention_mask.size() == n, where,
+                                       "attention_mask: expected none or [batch, seq] = ", n, " values, got ",
+                                       attention_mask.size());
+  posenc::detail::require(spatial_merge_size >= 1, where, "spatial_merge_size: expected >= 1, got ",
+                          spatial_merge_size);
+  for (std::size_t i = 0; i < image_grid_thw.size(); ++i) {
+    detail::positive_grid(image_grid_thw[i].t, where, "image_grid_thw", i);
+    detail::positive_grid(image_grid_thw[i].h, where, "image_grid_thw", i);
+    detail::positive_grid(image_grid_thw[i].w, where, "image_grid_thw", i);
+  }
+  rope_index out;
+  out.batch = batch;
+  out.seq = seq;
+  out.position_ids.assign(total, 0);
+  out.deltas.assign(batch, 0);
+  const auto sm = static_cast<std::int64_t>(spatial_merge_size);
+  std::size_t next = 0;
+  std::int64_t image = 0;
+  std::vector<std::size_t> valid;
+  std::vector<std::int64_t> cur;  // [axes, valid]
+  for (std::size_t b = 0; b < batch; ++b) {
+    valid.clear();
+    for (std::size_t s = 0; s < seq; ++s)
+      if (attention_mask.empty() || attention_mask[b * seq + s] != 0) valid.push_back(s);
+    posenc::detail::require(!valid.empty(), where, "attention_mask[", b,
+                            "]: expected at least one valid token per sequence, got none");
+    const std::size_t v = valid.size();
+    cur.assign(axes * v, 0);
+    for (std::size_t a = 0; a < axes; ++a)
+      for (std::size_t j = 0; j < v; ++j) cur[a * v + j] = static_cast<std::int64_t>(j);
+    for (std::size_t j = 0; j < v && !image_grid_thw.empty();) {
+      const std::int64_t type = mm_token_type_ids[b * seq + valid[j]];
+      std::size_t e = j + 1;
+      while (e < v && mm_token_type_ids[b * seq + valid[e]] == type) ++e;
+      if (type == 1) {
+        posenc::detail::require(next < image_grid_thw.size(), where, "image_grid_thw: expected a grid for every image ",
+                                "run, got ", image_grid_thw.size(), " grids for more runs (sequence ", b, ", token ",
+                                valid[j], ")");
+        const vision_grid& g = image_grid_thw[next++];
+        const std::int64_t gh = g.h / sm, gw = g.w / sm;
+        const auto tokens = static_cast<std::size_t>(gh * (gw + 1));
+        const std::size_t len = e - j;
+        posenc::detail::require<shape_error>(len == tokens || len == tokens + 2, where, "mm_token_type_ids: image run at "
+                                             "sequence ", b, ", token ", valid[j], ": expected ", tokens, " or ",
+                                             tokens + 2, " tokens (image_grid_thw[", next - 1, "]), got ", len);
+        const std::size_t start = len == tokens ? j : j + 1;
+        const std::size_t off = axes - 3;
+        for (std::size_t r = 0; r < tokens; ++r) {
+          const auto y = static_cast<std::int64_t>(r) / (gw + 1), x = static_cast<std::int64_t>(r) % (gw + 1);
+          cur[off * v + start + r] = x;
+          cur[(off + 1) * v + start + r] = y;
+          cur[(off + 2) * v + start + r] = image;
+        }
+        ++image;
+      }
+      j = e;
+    }
+    std::int64_t mx = cur[0];
+    for (std::size_t a = 0; a < axes; ++a)
+      for (std::size_t j = 0; j < v; ++j) {
+        out.position_ids[a * n + b * seq + valid[j]] = cur[a * v + j];
+        mx = std::max(mx, cur[a * v + j]);
+      }
+    out.deltas[b] = mx + 1 - static_cast<std::int64_t>(v);
+  }
+  posenc::detail::require(image_grid_thw.empty() || next == image_grid_thw.size(), where,
+                          "image_grid_thw: expected one image run per grid, got ", next, " runs for ",
+                          image_grid_thw.size(), " grids");
   return out;
 }
 

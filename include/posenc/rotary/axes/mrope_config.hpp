@@ -14,9 +14,11 @@
 // Known model types (rotary/mrope.hpp for the layouts): qwen2_vl, qwen2_5_vl (sections, half),
 // qwen3_vl, qwen3_vl_moe (interleaved, half), glm4v (sections, interleaved pairs, partial rotary),
 // glm4v_moe (sections, half: transformers' rotate_half, partial rotary), ernie4_5_vl_moe (ernie,
-// interleaved pairs). Refused with a config_error naming
-// the key: any other model type (hunyuan_vl: its xdrope is not a rotation of pairs), a rope_type
-// other than "default" (or the legacy "mrope"), mrope_interleaved contradicting the model's
+// interleaved pairs), hunyuan_vl (xdrope: split-half, 3 or 4 axes from mrope_section or the legacy
+// xdrope_section, which it requires; rope_type "xdrope" or "dynamic" with alpha is transformers'
+// ntk_alpha: the base theta * alpha^(d / (d - 2)) in double as Python forms it). Refused with a
+// config_error naming the key: any other model type, a rope_type other than "default" (or the
+// legacy "mrope"; HunYuan-VL's above), mrope_interleaved contradicting the model's
 // layout, a section that does not sum to rotary_dim / 2, a missing rope_theta, a key of the rope
 // object posenc does not know.
 #pragma once
@@ -45,7 +47,7 @@ namespace posenc::rotary {
 /// What a vision-language config.json says about its M-RoPE.
 struct mrope_model {
   std::string model_type;
-  axis_frequencies freqs;                 ///< three axes (t, h, w), the default frequencies of rotary_dim
+  axis_frequencies freqs;                 ///< three axes (t, h, w; hunyuan_vl: one per section entry, split-half), the default frequencies of rotary_dim
   rotary::layout layout = layout::half;   ///< pair layout of the model's apply_rotary_pos_emb
   std::size_t head_dim = 0;               ///< columns of a head (rotary_dim = 2 * pairs <= head_dim)
   mrope_style style = mrope_style::sections;
@@ -92,7 +94,7 @@ struct mrope_model_kind {
   double default_partial;  // partial_rotary_factor when absent
 };
 
-inline constexpr std::array<mrope_model_kind, 7> mrope_models{{
+inline constexpr std::array<mrope_model_kind, 8> mrope_models{{
     {"qwen2_vl", mrope_style::sections, layout::half, {16, 24, 24}, false, 1.0},
     {"qwen2_5_vl", mrope_style::sections, layout::half, {16, 24, 24}, false, 1.0},
     {"qwen3_vl", mrope_style::interleaved, layout::half, {24, 20, 20}, true, 1.0},
@@ -100,6 +102,7 @@ inline constexpr std::array<mrope_model_kind, 7> mrope_models{{
     {"glm4v", mrope_style::sections, layout::interleaved, {8, 12, 12}, true, 1.0},
     {"glm4v_moe", mrope_style::sections, layout::half, {8, 12, 12}, true, 0.5},
     {"ernie4_5_vl_moe", mrope_style::ernie, layout::interleaved, {22, 22, 20}, false, 1.0},
+    {"hunyuan_vl", mrope_style::xdrope, layout::half, {0, 0, 0}, false, 1.0},  // no default: mrope_section required
 }};
 
 }  // namespace detail
@@ -123,8 +126,8 @@ inline mrope_model load_mrope_config(std::string_view json_text) {
     if (k.type == m.model_type) kind = &k;
   if (kind == nullptr)
     mrope_config_fail("model_type: expected a known M-RoPE model (qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, glm4v, "
-                      "glm4v_moe, ernie4_5_vl_moe), got \"", m.model_type, "\"",
-                      m.model_type == "hunyuan_vl" ? " (HunYuan-VL's xdrope is not a rotation of pairs)" : "");
+                      "glm4v_moe, ernie4_5_vl_moe, hunyuan_vl), got \"", m.model_type, "\"");
+  const bool xd = kind->style == mrope_style::xdrope;
   io::json::value text = top;
   std::string prefix;
   if (const auto tc = top.find("text_config"); mrope_present(tc)) {
@@ -146,11 +149,27 @@ inline mrope_model load_mrope_config(std::string_view json_text) {
   bool have_theta = false;
   std::optional<bool> interleaved;
   std::optional<double> partial;
+  std::optional<double> alpha;
+  std::string rope_type = "default";
+  std::vector<std::size_t> legacy_section;
   if (rope) {
     rope->for_each_member([&](std::string_view k, io::json::value v) {
       const std::string name = rope_name + "." + std::string(k);
       if (v.type() == io::json::kind::null) return;
-      if (k == "rope_type" || k == "type") {
+      if ((k == "rope_type" || k == "type") && xd) {
+        if (!v.is_string() || (v.text() != "default" && v.text() != "xdrope" && v.text() != "dynamic"))
+          mrope_config_fail(name, ": expected \"default\", \"xdrope\" or \"dynamic\" (with alpha) for hunyuan_vl, got ",
+                            v.is_string() ? v.text() : std::string_view("a non-string"));
+        rope_type = std::string(v.text());
+      } else if (k == "alpha" && xd) {
+        alpha = detail::mrope_number(v, name);
+      } else if (k == "factor" && xd) {
+        (void)detail::mrope_number(v, name);  // required by transformers' "dynamic" validation, unused by ntk_alpha
+      } else if (k == "xdrope_section" && xd) {
+        if (!v.is_array() || v.size() == 0 || v.size() > 16) mrope_config_fail(name, ": expected an array of 1 .. 16 counts");
+        for (std::size_t i = 0; i < v.size(); ++i)
+          legacy_section.push_back(detail::mrope_count(v.item(i), name, 1u << 16));
+      } else if (k == "rope_type" || k == "type") {
         if (!v.is_string() || (v.text() != "default" && v.text() != "mrope"))
           mrope_config_fail(name, ": expected \"default\" (the rule of these models; posenc reads no other with "
                                   "M-RoPE), got ", v.is_string() ? v.text() : std::string_view("a non-string"));
@@ -204,6 +223,29 @@ inline mrope_model load_mrope_config(std::string_view json_text) {
   if (interleaved && *interleaved != model_interleaves && kind->style != mrope_style::ernie)
     mrope_config_fail(rope_name, ".mrope_interleaved: ", *interleaved ? "true" : "false", " contradicts ", m.model_type,
                       ", whose apply ", model_interleaves ? "interleaves" : "does not interleave", " the axes");
+  if (xd) {
+    if (!legacy_section.empty() && !m.section.empty() && legacy_section != m.section)
+      mrope_config_fail(rope_name, ".xdrope_section: expected the same counts as mrope_section when both are given");
+    if (m.section.empty()) m.section = legacy_section;
+    if (m.section.empty())
+      mrope_config_fail(rope_name.empty() ? prefix + "rope_parameters" : rope_name,
+                        ".mrope_section: expected the sections of hunyuan_vl, got none");
+    if (m.section.size() < 3 || m.section.size() > max_axes)
+      mrope_config_fail(rope_name, ".mrope_section: expected 3 or 4 entries for hunyuan_vl, got ", m.section.size());
+    if (rope_type != "default") {
+      if (!alpha || !(*alpha > 0))
+        mrope_config_fail(rope_name, ".alpha: expected a value > 0 with rope_type \"", rope_type,
+                          "\" (transformers' ntk_alpha; dynamic NTK without alpha is not read), got ",
+                          alpha ? std::to_string(*alpha) : std::string("none"));
+      // transformers: base = rope_theta * alpha ** (dim / (dim - 2)) in Python floats, dim = head_dim
+      const double d = static_cast<double>(m.head_dim);
+      theta = theta * std::pow(*alpha, d / (d - 2));
+      if (!(theta > 1) || !std::isfinite(theta))
+        mrope_config_fail(rope_name, ".alpha: expected rope_theta * alpha^(d / (d - 2)) finite and > 1, got ", theta);
+    } else if (alpha) {
+      mrope_config_fail(rope_name, ".alpha: read only with rope_type \"xdrope\" or \"dynamic\"");
+    }
+  }
   if (m.section.empty()) m.section.assign(kind->default_section.begin(), kind->default_section.end());
   try {
     m.freqs = mrope_axes(default_frequencies(rotary_dim, theta), m.section, m.style);
