@@ -2643,6 +2643,17 @@ void add_multi_axis(std::vector<row>& rows) {
   rows.push_back(expect<invalid_argument>("rotary::get_rope_index", "mm_token_type_ids[0, 1] = 3 (out of range)", "mm_token_type_ids", [img] {
     (void)pr::get_rope_index(std::vector<std::int64_t>{0, 3, 3, 0}, 1, 4, img, {});
   }));
+  rows.push_back(expect<invalid_argument>("rotary::hunyuan_rope_index", "image_grid_thw[0].h = 0", "image_grid_thw", [types] {
+    (void)pr::hunyuan_rope_index(types, 1, 4, std::vector<pr::vision_grid>{{1, 0, 4}});
+  }));
+  rows.push_back(expect<invalid_argument>("rotary::hunyuan_rope_index", "batch = SIZE_MAX, seq = 2 (batch * seq overflows)",
+                                          "batch * seq", [types, img] { (void)pr::hunyuan_rope_index(types, huge, 2, img); }));
+  rows.push_back(expect<shape_error>("rotary::hunyuan_rope_index", "mm_token_type_ids (size): 4 for batch * seq = 8",
+                                     "mm_token_type_ids", [types, img] { (void)pr::hunyuan_rope_index(types, 2, 4, img); }));
+  rows.push_back(expect<invalid_argument>("rotary::hunyuan_rope_index", "attention_mask = all zeros (no valid token)",
+                                          "attention_mask", [types, img] {
+    (void)pr::hunyuan_rope_index(types, 1, 4, img, std::vector<std::int64_t>{0, 0, 0, 0});
+  }));
   rows.push_back(expect<pr::config_error>("rotary::load_mrope_config", "text_config.head_dim = 0", "head_dim", [] {
     (void)pr::load_mrope_config(R"({"model_type":"qwen2_vl","text_config":{"head_dim":0,"rope_theta":1e6}})");
   }));
@@ -2834,7 +2845,7 @@ TEST_CASE("census: every public entry point x malformed argument throws the type
   MESSAGE("census: ", passed, " of ", rows.size(), " rows pass, over ", entries.size(), " entry points");
   CHECK(passed == rows.size());
   // the count docs/reliability.md states; a row removed without updating the docs fails here
-  CHECK(rows.size() >= 757);
+  CHECK(rows.size() >= 761);
 }
 
 // The registry's n/a:total for the double-word primitives: every input gives a value, NaN/Inf as

@@ -281,6 +281,7 @@ class decode_cache {
   }
 
  private:
+  /// \cond INTERNAL
   struct entry {
     detail::coefficient_kind kind;
     frequencies f;
@@ -374,6 +375,7 @@ class decode_cache {
   std::vector<std::shared_ptr<entry>> m_entries;
   std::size_t m_bytes = 0, m_builds = 0;
   std::uint64_t m_clock = 0;
+  /// \endcond
 };
 
 namespace detail {

@@ -174,7 +174,7 @@ struct refused_model_type {
   std::string_view source;  ///< the configuration class, its models/ directory, what it decides
 };
 
-/// The refused model types, in the census's order (scripts/gen_rope_model_reference.py --census;
+/// The refused model types, in the census's order (`scripts/gen_rope_model_reference.py --census`;
 /// the features after the colon were read from the class defaults and modeling files).
 inline constexpr auto refused_model_types = std::to_array<refused_model_type>({
     {"EvollaModel", "EvollaConfig (models/evolla: rope_theta default 500000)"},
