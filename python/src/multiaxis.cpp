@@ -240,6 +240,21 @@ std::vector<posenc::rotary::vision_grid> grids_of(const c10::optional<Tensor>& t
   return out;
 }
 
+/// attention_mask [batch, seq] (the shape of mm_token_type_ids) as int64 values; none: empty.
+std::vector<int64_t> mask_of(const c10::optional<Tensor>& attention_mask, const Tensor& mm_token_type_ids,
+                             const char* op) {
+  std::vector<int64_t> mask;
+  if (attention_mask) {
+    TORCH_CHECK_VALUE(attention_mask->sizes() == mm_token_type_ids.sizes(), "posenc: ", op,
+                      ": attention_mask: expected the shape of mm_token_type_ids ", shape_str(mm_token_type_ids.sizes()),
+                      ", got ", shape_str(attention_mask->sizes()));
+    check_storage(*attention_mask, op, "attention_mask");
+    Tensor mk = attention_mask->to(at::kLong).contiguous();
+    mask.assign(mk.data_ptr<int64_t>(), mk.data_ptr<int64_t>() + mk.numel());
+  }
+  return mask;
+}
+
 /// transformers' get_rope_index of the M-RoPE models: (position_ids int64 [3, B, S], rope_deltas [B, 1]).
 std::tuple<Tensor, Tensor> get_rope_index(const Tensor& mm_token_type_ids, const c10::optional<Tensor>& image_grid_thw,
                                           const c10::optional<Tensor>& video_grid_thw,
@@ -252,15 +267,7 @@ std::tuple<Tensor, Tensor> get_rope_index(const Tensor& mm_token_type_ids, const
   const auto types = index_vector(mm_token_type_ids, op, "mm_token_type_ids");
   const auto images = grids_of(image_grid_thw, op, "image_grid_thw");
   const auto videos = grids_of(video_grid_thw, op, "video_grid_thw");
-  std::vector<int64_t> mask;
-  if (attention_mask) {
-    TORCH_CHECK_VALUE(attention_mask->sizes() == mm_token_type_ids.sizes(), "posenc: ", op,
-                      ": attention_mask: expected the shape of mm_token_type_ids ", shape_str(mm_token_type_ids.sizes()),
-                      ", got ", shape_str(attention_mask->sizes()));
-    check_storage(*attention_mask, op, "attention_mask");
-    Tensor mk = attention_mask->to(at::kLong).contiguous();
-    mask.assign(mk.data_ptr<int64_t>(), mk.data_ptr<int64_t>() + mk.numel());
-  }
+  const auto mask = mask_of(attention_mask, mm_token_type_ids, op);
   std::vector<float> seconds;
   if (second_per_grid_ts) {
     check_storage(*second_per_grid_ts, op, "second_per_grid_ts");
@@ -489,15 +496,7 @@ std::tuple<Tensor, Tensor> hunyuan_rope_index(const Tensor& mm_token_type_ids, c
   check_dim(mm_token_type_ids, 2, op, "mm_token_type_ids", "[batch, seq]");
   const auto types = index_vector(mm_token_type_ids, op, "mm_token_type_ids");
   const auto images = grids_of(image_grid_thw, op, "image_grid_thw");
-  std::vector<int64_t> mask;
-  if (attention_mask) {
-    TORCH_CHECK_VALUE(attention_mask->sizes() == mm_token_type_ids.sizes(), "posenc: ", op,
-                      ": attention_mask: expected the shape of mm_token_type_ids ", shape_str(mm_token_type_ids.sizes()),
-                      ", got ", shape_str(attention_mask->sizes()));
-    check_storage(*attention_mask, op, "attention_mask");
-    Tensor mk = attention_mask->to(at::kLong).contiguous();
-    mask.assign(mk.data_ptr<int64_t>(), mk.data_ptr<int64_t>() + mk.numel());
-  }
+  const auto mask = mask_of(attention_mask, mm_token_type_ids, op);
   TORCH_CHECK_VALUE(axes >= 3 && axes <= static_cast<int64_t>(posenc::rotary::max_axes), "posenc: ", op,
                     ": axes: expected 3 .. ", posenc::rotary::max_axes, " (len(mrope_section)), got ", axes);
   TORCH_CHECK_VALUE(spatial_merge_size >= 1, "posenc: ", op, ": spatial_merge_size: expected >= 1, got ",
