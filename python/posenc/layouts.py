@@ -20,7 +20,7 @@ and ``AxesRope`` for applying a model's RoPE to q and k in place.
 import torch
 from torch import nn
 
-from .multiaxis import axes_cos_sin, axes_rope, axes_rope_
+from .multiaxis import _AxesModule, axes_cos_sin, axes_rope, axes_rope_
 
 _P = torch.ops.posenc
 
@@ -80,7 +80,7 @@ def _check_device(t, name):
                          % (name, t.device))
 
 
-class AxesRope(nn.Module):
+class AxesRope(_AxesModule):
     """A model's multi-axis RoPE: its exact frequencies (``freqs``, ``axis`` buffers) and pair layout.
 
     ``AxesRope("flux")``, ``AxesRope("wan", [128])``, ``AxesRope("nd", [16, 56, 56], theta=10000)``
@@ -107,20 +107,6 @@ class AxesRope(nn.Module):
     def positions(self, sizes=(), grids=()):
         model = "grid3d" if self.model == "nd" else self.model
         return axes_positions(model, sizes, grids)
-
-    def cos_sin(self, position_ids, dtype=torch.float32, duplicated: bool = True):
-        return axes_cos_sin(position_ids, self.freqs, self.axis, self.attention_factor, dtype, duplicated)
-
-    def forward(self, q, k=None, position_ids=None):
-        qo = axes_rope(q, position_ids, self.freqs, self.axis, self.attention_factor, self.layout)
-        return qo, (None if k is None else axes_rope(k, position_ids, self.freqs, self.axis, self.attention_factor,
-                                                      self.layout))
-
-    def apply_(self, q, k=None, position_ids=None):
-        axes_rope_(q, position_ids, self.freqs, self.axis, self.attention_factor, self.layout)
-        if k is not None:
-            axes_rope_(k, position_ids, self.freqs, self.axis, self.attention_factor, self.layout)
-        return q, k
 
 
 def _interleaved(position_ids, freqs, axis, dtype):

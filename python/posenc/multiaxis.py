@@ -68,7 +68,26 @@ def get_rope_index(mm_token_type_ids, image_grid_thw=None, video_grid_thw=None, 
                              float(tokens_per_second))
 
 
-class MultiAxisRotaryEmbedding(nn.Module):
+class _AxesModule(nn.Module):
+    """cos/sin and the rotation of a module holding freqs, axis, attention_factor and layout (the
+    multi-axis modules' shared calls)."""
+
+    def cos_sin(self, position_ids, dtype=torch.float32, duplicated: bool = True):
+        return axes_cos_sin(position_ids, self.freqs, self.axis, self.attention_factor, dtype, duplicated)
+
+    def forward(self, q, k=None, position_ids=None):
+        qo = axes_rope(q, position_ids, self.freqs, self.axis, self.attention_factor, self.layout)
+        return qo, (None if k is None else axes_rope(k, position_ids, self.freqs, self.axis, self.attention_factor,
+                                                      self.layout))
+
+    def apply_(self, q, k=None, position_ids=None):
+        axes_rope_(q, position_ids, self.freqs, self.axis, self.attention_factor, self.layout)
+        if k is not None:
+            axes_rope_(k, position_ids, self.freqs, self.axis, self.attention_factor, self.layout)
+        return q, k
+
+
+class MultiAxisRotaryEmbedding(_AxesModule):
     """M-RoPE of a vision-language model from its config (a transformers config object, a
     config.json dict or its JSON text): Qwen2-VL, Qwen2.5-VL, Qwen3-VL (and -MoE), GLM-4.1V/4.5V,
     ERNIE 4.5-VL, HunYuan-VL (xdrope: ``axis`` [2, pairs], len(mrope_section) axes), read by posenc's
@@ -100,20 +119,6 @@ class MultiAxisRotaryEmbedding(nn.Module):
     def extra_repr(self):
         return "model_type=%s, head_dim=%d, rotary_dim=%d, style=%s, mrope_section=%s, layout=%s" % (
             self.model_type, self.head_dim, self.rotary_dim, self.style, self.mrope_section, self.layout)
-
-    def cos_sin(self, position_ids, dtype=torch.float32, duplicated: bool = True):
-        return axes_cos_sin(position_ids, self.freqs, self.axis, self.attention_factor, dtype, duplicated)
-
-    def forward(self, q, k=None, position_ids=None):
-        qo = axes_rope(q, position_ids, self.freqs, self.axis, self.attention_factor, self.layout)
-        return qo, (None if k is None else axes_rope(k, position_ids, self.freqs, self.axis, self.attention_factor,
-                                                      self.layout))
-
-    def apply_(self, q, k=None, position_ids=None):
-        axes_rope_(q, position_ids, self.freqs, self.axis, self.attention_factor, self.layout)
-        if k is not None:
-            axes_rope_(k, position_ids, self.freqs, self.axis, self.attention_factor, self.layout)
-        return q, k
 
     def get_rope_index(self, mm_token_type_ids, image_grid_thw=None, video_grid_thw=None, attention_mask=None,
                        second_per_grid_ts=None):
